@@ -1,0 +1,28 @@
+/** Shared test helpers: real temp directories and a real Tool.Context. */
+import { mkdtemp, rm, realpath } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Tool } from '../src/tool.js';
+
+/** A fresh real temp directory (realpath'd); remove it with `cleanup()`. */
+export async function tempDir(prefix = 'toolbelt-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await realpath(await mkdtemp(path.join(os.tmpdir(), prefix)));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** A Tool.Context that records every progress update; `abort()` aborts its signal. */
+export function makeCtx(overrides: Partial<Tool.Context> = {}): Tool.Context & { updates: Tool.MetadataUpdate[]; abortNow: (reason?: unknown) => void } {
+  const controller = new AbortController();
+  const updates: Tool.MetadataUpdate[] = [];
+  return {
+    sessionID: 'session-1',
+    messageID: 'message-1',
+    agent: 'test',
+    callID: 'call-1',
+    abort: controller.signal,
+    metadata: (u) => { updates.push(u); },
+    ...overrides,
+    updates,
+    abortNow: (reason?: unknown) => controller.abort(reason),
+  };
+}

@@ -1,0 +1,184 @@
+/**
+ * The Tool namespace: how a tool is authored (`Tool.define`) and the shapes that flow through a
+ * call (context, result, progress). Nothing here knows about registries, LangChain or MCP.
+ */
+import type { z } from 'zod';
+
+export namespace Tool {
+  /** Free-form structured data a tool reports alongside its text output. */
+  export type Metadata = Record<string, unknown>;
+
+  /** A binary or rich payload returned next to the text output (images, PDFs, MCP resources). */
+  export interface Attachment {
+    /** `image`, `file` (any other binary) or `resource` (an MCP resource, possibly text). */
+    type: 'image' | 'file' | 'resource';
+    /** MIME type, e.g. `image/png`. */
+    mime: string;
+    /** Base64-encoded bytes, when the payload is binary. */
+    data?: string;
+    /** Text content, when the payload is a text resource. */
+    text?: string;
+    /** Where the payload came from (a file path, `file://` or `https://` URL, or an MCP resource URI). */
+    uri?: string;
+    /** A human-readable name. */
+    filename?: string;
+  }
+
+  /** What a tool returns. `output` is what the model reads; the rest rides along as structure. */
+  export interface Result<M extends Metadata = Metadata> {
+    title: string;
+    metadata: M;
+    output: string;
+    attachments?: Attachment[];
+  }
+
+  /** One progress report from a running tool: a new title and/or metadata to merge. */
+  export interface MetadataUpdate<M extends Metadata = Metadata> {
+    title?: string;
+    metadata?: Partial<M> & Metadata;
+  }
+
+  /** Everything a running tool may know about its call. */
+  export interface Context<M extends Metadata = Metadata> {
+    /** The agent session (conversation) this call belongs to; per-session state is keyed by it. */
+    sessionID: string;
+    /** The message (model turn) that asked for this call. */
+    messageID: string;
+    /** The agent's name. */
+    agent: string;
+    /** Fires when the caller aborts or the call times out; long work must stop promptly. */
+    abort: AbortSignal;
+    /** The call's id (the LangChain tool_call_id when called by an agent). */
+    callID?: string;
+    /** Report progress; streamed to `onToolResult`, the registry's events and LangChain's stream. */
+    metadata(update: MetadataUpdate<M>): void;
+    /** Extra, host-defined values (e.g. the registry itself for tools that run sub-agents). */
+    extra?: Record<string, unknown>;
+  }
+
+  /** A chat model, or a function that makes one; typed loosely so any LangChain model fits. */
+  export type ModelLike = unknown;
+
+  /** A named sub-agent the `task` tool may run. */
+  export interface SubagentConfig {
+    /** A LangChain chat model instance, or a (possibly async) factory returning one. */
+    model: ModelLike | (() => ModelLike | Promise<ModelLike>);
+    /** Which permissions the sub-agent's tools may use; `task` itself is excluded unless listed in `tools`. */
+    permissions: Array<'read' | 'write' | 'execute' | 'network'>;
+    /** Optional explicit tool ids (intersected with what the permissions allow). */
+    tools?: string[];
+    /** The sub-agent's system prompt. */
+    systemPrompt?: string;
+    /** A short line shown to the parent model in the task tool's description. */
+    description?: string;
+  }
+
+  /** What a tool may learn when it is initialised (once per agent/tool set, not per call). */
+  export interface InitContext {
+    /** The directory `${directory}` / `${cwd}` expand to; default `process.cwd()`. */
+    workingDir?: string;
+    /** The workspace root the file tools are sandboxed to; default `AGENT_WORKSPACE_ROOT`, else `workingDir`. */
+    workspaceRoot?: string;
+    /** More roots the sandbox accepts besides the workspace root. */
+    additionalRoots?: string[];
+    /** Let webfetch reach loopback/private addresses (off by default; also `TOOLBELT_ALLOW_PRIVATE_NETWORK=1`). */
+    allowPrivateNetwork?: boolean;
+    /** Named sub-agents for the `task` tool. */
+    subagents?: Record<string, SubagentConfig>;
+    /** Anything else a custom tool wants to receive. */
+    [key: string]: unknown;
+  }
+
+  /** How the registry's timeout applies to a tool. */
+  export interface TimeoutPolicy {
+    /** The tool's own default, used instead of the registry default. */
+    defaultMs?: number;
+    /** A per-call override above this is clamped to it. */
+    maxMs?: number;
+    /**
+     * The tool enforces its own time limit (bash, webfetch, task): the registry default does not
+     * apply; only an explicit per-call override or `maxMs` does.
+     */
+    managed?: boolean;
+  }
+
+  /** The description of a tool: what `Tool.define` receives, directly or from an init function. */
+  export interface Definition<P extends z.ZodType = z.ZodType, M extends Metadata = Metadata> {
+    /** Shown to the model. Replaced by the registry's `.txt` file when one is given. */
+    description: string;
+    /** The arguments' zod schema; also becomes the JSON Schema the model sees. */
+    parameters: P;
+    /** Runs the tool with parsed arguments (defaults applied). Throw to report failure. */
+    execute(args: z.infer<P>, ctx: Context<M>): Promise<Result<M>>;
+    /** Timeout behaviour; default: the registry's default applies. */
+    timeout?: TimeoutPolicy;
+    /**
+     * `exempt`: the call does not take a slot of the registry's concurrency limit. For tools that
+     * mostly wait on other tool calls (task), so that they cannot starve them.
+     */
+    concurrency?: 'limited' | 'exempt';
+    /** MCP-style hints; derived from permissions when absent. */
+    annotations?: {
+      readOnlyHint?: boolean;
+      destructiveHint?: boolean;
+      idempotentHint?: boolean;
+      openWorldHint?: boolean;
+      title?: string;
+    };
+    /**
+     * A JSON Schema to show clients instead of the one derived from `parameters` (used by tools
+     * imported from MCP servers, whose schema arrives as JSON Schema).
+     */
+    jsonSchema?: Record<string, unknown>;
+  }
+
+  /** A definition bound to its id, ready to run. */
+  export interface Initialized<P extends z.ZodType = z.ZodType, M extends Metadata = Metadata> extends Definition<P, M> {
+    id: string;
+  }
+
+  /** What `Tool.define` returns: an id and a way to make a fresh initialised tool. */
+  export interface Info<P extends z.ZodType = z.ZodType, M extends Metadata = Metadata> {
+    id: string;
+    /** Returns a new object every call; never mutates the definition. */
+    init(initCtx?: InitContext): Promise<Initialized<P, M>>;
+  }
+
+  /** The init form of `Tool.define`: computes the definition from the init context. */
+  export type InitFunction<P extends z.ZodType, M extends Metadata> = (
+    initCtx: InitContext,
+  ) => Definition<P, M> | Promise<Definition<P, M>>;
+
+  /** Tool ids must satisfy this (OpenAI's function-name rule, the strictest of the providers). */
+  export const ID_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+
+  /** Throws a clear error when `id` is not a valid tool id. */
+  export function assertValidId(id: unknown): asserts id is string {
+    if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
+      throw new Error(
+        `Invalid tool id ${JSON.stringify(id)}: ids must match ${ID_PATTERN} ` +
+          '(1-64 letters, digits, "_" or "-"). Rename the tool.',
+      );
+    }
+  }
+
+  /** Defines a tool from a definition object or an (async) init function of `Tool.InitContext`. */
+  export function define<P extends z.ZodType, M extends Metadata = Metadata>(
+    id: string,
+    definition: Definition<P, M> | InitFunction<P, M>,
+  ): Info<P, M> {
+    assertValidId(id);
+    return {
+      id,
+      async init(initCtx: InitContext = {}): Promise<Initialized<P, M>> {
+        const def = typeof definition === 'function' ? await definition(initCtx) : definition;
+        if (!def || typeof def.execute !== 'function' || !def.parameters) {
+          throw new Error(`Tool "${id}": the definition must have "parameters" (a zod schema) and an "execute" function.`);
+        }
+        // A fresh object each time: callers may decorate it (description from a file) without
+        // touching the shared definition.
+        return { ...def, id };
+      },
+    };
+  }
+}
