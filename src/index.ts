@@ -1,3 +1,37 @@
 /** Public exports of agent-toolbelt. */
 export { Tool } from './tool.js';
+export {
+  ToolRegistry,
+  createRegistry,
+  ToolRegistryImpl,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_TIMEOUT_MS,
+  type ToolRegistryType,
+  type RegistryOptions,
+  type RegisterOptions,
+  type RegistryEntry,
+  type ToolsOptions,
+  type ExecuteOptions,
+  type CreateContext,
+} from './registry.js';
+export {
+  ALL_PERMISSIONS,
+  isAllowed,
+  parsePermissionList,
+  type ToolPermission,
+  type ToolPermissions,
+  type PermissionGrant,
+} from './permissions.js';
+export { loadDescription, renderTemplate, templateVariables } from './description.js';
+export {
+  parseArguments,
+  ToolInputError,
+  type ToolUpdate,
+  type ToolFinalUpdate,
+  type OnToolResult,
+  type ToolEvent,
+  type ToolStats,
+} from './pipeline.js';
+export { ToolbeltTool, PROGRESS_EVENT, type ToolProgressChunk } from './langchain.js';
+export { truncateOutput, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
 export { Workspace, PathOutsideWorkspaceError, workspaceRootFor, toolOutputDir } from './workspace.js';

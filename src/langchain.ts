@@ -1,0 +1,153 @@
+/**
+ * The LangChain adapter: an initialised tool becomes a DynamicStructuredTool whose calls go through
+ * the shared pipeline. Invoked with a ToolCall it returns a ToolMessage (content = output, artifact =
+ * the structured result, status `error` on failure); progress goes to `onToolResult`, to
+ * `config.writer` (LangGraph's `streamMode: 'custom'`) and to callback handlers (`streamEvents`).
+ */
+import { DynamicStructuredTool } from '@langchain/core/tools';
+import { ToolMessage } from '@langchain/core/messages';
+import { CallbackManager, parseCallbackConfigArg, type CallbackManagerForToolRun, type Callbacks } from '@langchain/core/callbacks/manager';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import type { Tool } from './tool.js';
+import { runCall, type OnToolResult, type PipelineHost, type ToolFinalUpdate, type ToolUpdate } from './pipeline.js';
+
+/** The chunk written to LangGraph's custom stream (and dispatched as the `tool_progress` custom event) for each progress report. */
+export interface ToolProgressChunk {
+  type: 'tool_progress';
+  toolId: string;
+  callID: string;
+  title: string;
+  metadata: Tool.Metadata;
+  timestamp: number;
+}
+
+/** The name of the custom callback event carrying progress (`streamEvents` v2 shows it as `on_custom_event`). */
+export const PROGRESS_EVENT = 'tool_progress';
+
+/** What the adapter needs from its registry. */
+export interface AdapterOptions {
+  host: PipelineHost;
+  createContext: (toolId: string, callID: string) => Partial<Omit<Tool.Context, 'metadata' | 'callID'>>;
+  onToolResult?: OnToolResult;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  extra?: Record<string, unknown>;
+}
+
+type ToolCallLike = { type: 'tool_call'; id?: string; name: string; args: unknown };
+
+function isToolCall(x: unknown): x is ToolCallLike {
+  return !!x && typeof x === 'object' && (x as { type?: unknown }).type === 'tool_call';
+}
+
+/** A DynamicStructuredTool that runs a toolbelt tool through the shared pipeline. */
+export class ToolbeltTool extends DynamicStructuredTool {
+  /** The structured result rides on `ToolMessage.artifact`. */
+  override responseFormat = 'content_and_artifact' as const;
+
+  constructor(
+    /** The initialised tool this wraps. */
+    readonly tool: Tool.Initialized,
+    private readonly options: AdapterOptions,
+  ) {
+    super({
+      name: tool.id,
+      description: tool.description,
+      // The model sees the zod schema (or the JSON Schema an MCP server gave); validation itself
+      // happens in the pipeline so that bad input becomes an actionable ToolMessage.
+      schema: (tool.jsonSchema ?? tool.parameters) as never,
+      func: async (input: unknown) => {
+        const final = await this.run(input, {});
+        return [contentOf(final), final.result] as never;
+      },
+    });
+  }
+
+  /** Runs one call; used by `invoke` (with a ToolCall or plain arguments). */
+  override async call(arg: unknown, configArg?: Callbacks | RunnableConfig, tags?: string[]): Promise<never> {
+    const config = parseCallbackConfigArg(configArg) as RunnableConfig & { toolCall?: ToolCallLike; writer?: (chunk: unknown) => void };
+    const toolCall = isToolCall(arg) ? arg : config.toolCall;
+    const input = isToolCall(arg) ? arg.args : arg;
+    const toolCallId = toolCall?.id;
+    const callbackManager = CallbackManager.configure(config.callbacks, this.callbacks, config.tags || tags, this.tags, config.metadata, this.metadata, {
+      verbose: this.verbose,
+    });
+    const runManager = await callbackManager?.handleToolStart(
+      this.toJSON(),
+      input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : JSON.stringify(input ?? null),
+      config.runId,
+      undefined,
+      undefined,
+      undefined,
+      config.runName ?? this.name,
+      toolCallId,
+    );
+    const final = await this.run(input, { callID: toolCallId, signal: config.signal, writer: config.writer, runManager });
+    const content = contentOf(final);
+    const output = toolCallId
+      ? new ToolMessage({
+          content,
+          artifact: final.result,
+          tool_call_id: toolCallId,
+          name: this.name,
+          status: final.success ? 'success' : 'error',
+        })
+      : content;
+    if (final.success) await runManager?.handleToolEnd(output);
+    else await runManager?.handleToolError(new Error(final.error));
+    return output as never;
+  }
+
+  private run(
+    input: unknown,
+    via: { callID?: string; signal?: AbortSignal; writer?: (chunk: unknown) => void; runManager?: CallbackManagerForToolRun },
+  ): Promise<ToolFinalUpdate> {
+    const { options, tool } = this;
+    const callID = via.callID ?? `call-${Math.random().toString(36).slice(2)}`;
+    const listeners: OnToolResult[] = [];
+    if (options.onToolResult) listeners.push(options.onToolResult);
+    const { writer, runManager } = via;
+    if (writer || runManager) {
+      listeners.push((update: ToolUpdate) => {
+        if (update.status !== 'running') return;
+        const chunk: ToolProgressChunk = {
+          type: 'tool_progress',
+          toolId: update.toolId,
+          callID: update.callID,
+          title: update.result.title,
+          metadata: update.result.metadata,
+          timestamp: update.timestamp,
+        };
+        if (writer) writer(chunk);
+        if (runManager) void runManager.handleCustomEvent(PROGRESS_EVENT, chunk).catch(() => undefined);
+      });
+    }
+    const base = options.createContext(tool.id, callID);
+    const signal = combineSignals(via.signal, options.signal);
+    return runCall(options.host, {
+      tool,
+      args: input,
+      ctx: { ...base, extra: { ...options.extra, ...base.extra } },
+      callID,
+      signal,
+      timeoutMs: options.timeoutMs,
+      listeners,
+    });
+  }
+}
+
+function contentOf(final: ToolFinalUpdate): string {
+  if (final.success) return final.result.output;
+  return final.error ?? final.result.output;
+}
+
+function combineSignals(a?: AbortSignal, b?: AbortSignal): AbortSignal | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  return AbortSignal.any([a, b]);
+}
+
+/** Wraps an initialised tool as a LangChain tool that runs through the registry's pipeline. */
+export function toLangChainTool(tool: Tool.Initialized, options: AdapterOptions): ToolbeltTool {
+  return new ToolbeltTool(tool, options);
+}

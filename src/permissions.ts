@@ -1,0 +1,54 @@
+/** Permission tags a tool declares and a host grants, and filtering by them. */
+
+/** What a tool may do: read files, write files, execute programs, reach the network. */
+export type ToolPermission = 'read' | 'write' | 'execute' | 'network';
+
+/** Every permission, in a stable order. */
+export const ALL_PERMISSIONS: readonly ToolPermission[] = ['read', 'write', 'execute', 'network'];
+
+/** A tool's declared permissions: all of `required` must be granted; `optional` ones add abilities. */
+export interface ToolPermissions {
+  required: ToolPermission[];
+  optional?: ToolPermission[];
+}
+
+/** A granted set, as a Set or an array. */
+export type PermissionGrant = ReadonlySet<ToolPermission> | readonly ToolPermission[];
+
+/** Throws a clear error for anything that is not a known permission. */
+export function assertPermissions(perms: ToolPermissions, toolId: string): void {
+  if (!perms || !Array.isArray(perms.required)) {
+    throw new Error(`Tool "${toolId}": permissions must be { required: ToolPermission[], optional?: ToolPermission[] }.`);
+  }
+  for (const p of [...perms.required, ...(perms.optional ?? [])]) {
+    if (!ALL_PERMISSIONS.includes(p)) {
+      throw new Error(`Tool "${toolId}": unknown permission ${JSON.stringify(p)}. Known permissions: ${ALL_PERMISSIONS.join(', ')}.`);
+    }
+  }
+}
+
+/** Normalises a grant to a Set. */
+export function toGrantSet(granted: PermissionGrant): ReadonlySet<ToolPermission> {
+  return granted instanceof Set ? granted : new Set(granted as readonly ToolPermission[]);
+}
+
+/** Whether every required permission is in the grant. */
+export function isAllowed(perms: ToolPermissions, granted: PermissionGrant): boolean {
+  const set = toGrantSet(granted);
+  return perms.required.every((p) => set.has(p));
+}
+
+/** Parses `read,network` (CLI/env form) into permissions, rejecting unknown names. */
+export function parsePermissionList(text: string): ToolPermission[] {
+  const out: ToolPermission[] = [];
+  for (const raw of text.split(',')) {
+    const p = raw.trim();
+    if (!p) continue;
+    if (p === 'all') return [...ALL_PERMISSIONS];
+    if (!ALL_PERMISSIONS.includes(p as ToolPermission)) {
+      throw new Error(`Unknown permission ${JSON.stringify(p)}. Use a comma-separated list of: ${ALL_PERMISSIONS.join(', ')} (or "all").`);
+    }
+    out.push(p as ToolPermission);
+  }
+  return out;
+}

@@ -1,0 +1,409 @@
+/**
+ * The registry: tools with their permissions and descriptions, filtering by a grant, the shared
+ * limits (concurrency, timeout, output caps), statistics and events. `ToolRegistry` is the default
+ * instance; `createRegistry()` makes isolated ones (one per agent or tenant).
+ */
+import { randomUUID } from 'node:crypto';
+import type { StructuredToolInterface } from '@langchain/core/tools';
+import { Tool } from './tool.js';
+import { assertPermissions, isAllowed, type PermissionGrant, type ToolPermissions, type ToolPermission } from './permissions.js';
+import { loadDescription } from './description.js';
+import {
+  runCall,
+  Semaphore,
+  type OnToolResult,
+  type PipelineHost,
+  type ToolEvent,
+  type ToolFinalUpdate,
+  type ToolStats,
+} from './pipeline.js';
+import type { TruncateOptions } from './truncate.js';
+import { toLangChainTool } from './langchain.js';
+
+/** Default number of tool calls a registry runs at once; more wait in a queue. */
+export const DEFAULT_CONCURRENCY = 8;
+/** Default per-call timeout (ms) for tools that do not manage their own time. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** Options of `createRegistry`. */
+export interface RegistryOptions {
+  /** Calls run at once (default 8); excess calls queue. */
+  concurrency?: number;
+  /** Default per-call timeout in ms (default 30,000). */
+  timeoutMs?: number;
+  /** Output caps (default 2000 lines / 50 KB) and where full outputs are saved. */
+  truncate?: TruncateOptions;
+}
+
+/** How a tool is registered. */
+export interface RegisterOptions {
+  permissions: ToolPermissions;
+  /** A `.txt` whose (templated) text replaces the inline description. */
+  descriptionPath?: string;
+  /** Replace an existing tool with the same id instead of throwing. */
+  replace?: boolean;
+}
+
+/** A registered tool. */
+export interface RegistryEntry {
+  info: Tool.Info;
+  permissions: ToolPermissions;
+  descriptionPath?: string;
+}
+
+/** Builds the context of a call made by an agent: who is calling, in which session. */
+export type CreateContext = (toolId: string, callID: string) => Partial<Omit<Tool.Context, 'metadata' | 'callID'>>;
+
+/** Options of `tools()`. */
+export interface ToolsOptions {
+  /** Only these tool ids (intersected with `enabledPermissions` when both are given). */
+  ids?: string[];
+  /** Only tools whose required permissions are all granted. */
+  enabledPermissions?: PermissionGrant;
+  initCtx?: Tool.InitContext;
+  createContext?: CreateContext;
+  /** Receives every progress and final update of the calls these tools make. */
+  onToolResult?: OnToolResult;
+  /** Per-call timeout override (ms) for these tools. */
+  timeoutMs?: number;
+  /** Aborts every call made through these tools. */
+  signal?: AbortSignal;
+}
+
+/** Options of `execute()` beyond the contract's four arguments. */
+export interface ExecuteOptions {
+  /** Refuse the call unless the tool's required permissions are granted. */
+  enabledPermissions?: PermissionGrant;
+  /** Per-call timeout override (ms). */
+  timeoutMs?: number;
+  /** Receives every update of this call. */
+  onToolResult?: OnToolResult;
+  signal?: AbortSignal;
+  callID?: string;
+}
+
+const DEFAULT_INIT_CTX: Tool.InitContext = Object.freeze({});
+
+/** A registry of tools. Use the default `ToolRegistry` or make your own with `createRegistry()`. */
+export class ToolRegistryImpl {
+  private readonly entries = new Map<string, RegistryEntry>();
+  private readonly stat = new Map<string, { calls: number; failures: number; totalDurationMs: number; lastError?: string }>();
+  private readonly subscribers = new Set<(event: ToolEvent) => void>();
+  private initCache = new WeakMap<Tool.InitContext, Map<string, Promise<Tool.Initialized>>>();
+  private readonly semaphore: Semaphore;
+  private defaultTimeoutMs: number;
+  private readonly truncateOptions: TruncateOptions;
+  /** The host view the pipeline uses; one object, reused by every call. */
+  private readonly host: PipelineHost;
+
+  constructor(options: RegistryOptions = {}) {
+    this.semaphore = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
+    this.defaultTimeoutMs = validTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    this.truncateOptions = { ...options.truncate };
+    const self = this;
+    this.host = {
+      semaphore: this.semaphore,
+      get defaultTimeoutMs() {
+        return self.defaultTimeoutMs;
+      },
+      truncate: this.truncateOptions,
+      emit: (event) => this.emit(event),
+      record: (toolId, durationMs, error) => this.record(toolId, durationMs, error),
+    };
+  }
+
+  /** Registers a tool with its permissions (and optional `.txt` description). */
+  register(info: Tool.Info, options: RegisterOptions): this {
+    if (!info || typeof info.init !== 'function') throw new Error('register() needs a tool made by Tool.define(id, definition).');
+    Tool.assertValidId(info.id);
+    assertPermissions(options?.permissions, info.id);
+    if (this.entries.has(info.id) && !options.replace) {
+      throw new Error(`A tool named "${info.id}" is already registered. Unregister it first, or pass { replace: true }.`);
+    }
+    this.entries.set(info.id, {
+      info,
+      permissions: { required: [...options.permissions.required], optional: [...(options.permissions.optional ?? [])] },
+      descriptionPath: options.descriptionPath,
+    });
+    this.invalidate();
+    return this;
+  }
+
+  /** Removes a tool; returns whether it was registered. */
+  unregister(id: string): boolean {
+    const had = this.entries.delete(id);
+    if (had) this.invalidate();
+    return had;
+  }
+
+  /** The registered entry for `id`, if any. */
+  get(id: string): RegistryEntry | undefined {
+    return this.entries.get(id);
+  }
+
+  /** Whether `id` is registered. */
+  has(id: string): boolean {
+    return this.entries.has(id);
+  }
+
+  /** Registered ids, in registration order. */
+  ids(): string[] {
+    return [...this.entries.keys()];
+  }
+
+  /** Registered entries, in registration order. */
+  all(): RegistryEntry[] {
+    return [...this.entries.values()];
+  }
+
+  /** The permissions `id` was registered with. */
+  permissions(id: string): ToolPermissions | undefined {
+    const p = this.entries.get(id)?.permissions;
+    return p && { required: [...p.required], optional: [...(p.optional ?? [])] };
+  }
+
+  /** How many tools are registered. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Removes every tool and its statistics. */
+  clear(): void {
+    this.entries.clear();
+    this.stat.clear();
+    this.invalidate();
+  }
+
+  /** Ids of the tools whose required permissions are all in `granted`. */
+  enabled(granted: PermissionGrant): string[] {
+    return this.all().filter((e) => isAllowed(e.permissions, granted)).map((e) => e.info.id);
+  }
+
+  /** Changes the concurrency limit (queued calls start if the new limit allows). */
+  setConcurrency(limit: number): void {
+    this.semaphore.setLimit(limit);
+  }
+
+  /** Changes the default per-call timeout (ms). */
+  setDefaultTimeout(ms: number): void {
+    this.defaultTimeoutMs = validTimeout(ms);
+  }
+
+  /** Calls running and waiting right now. */
+  load(): { running: number; queued: number } {
+    return { running: this.semaphore.running, queued: this.semaphore.queued };
+  }
+
+  /**
+   * The initialised tool for `id` under `initCtx`, with its external description loaded. Cached
+   * per init-context object: descriptions are read once per init, not per call.
+   */
+  async initialized(id: string, initCtx: Tool.InitContext = DEFAULT_INIT_CTX): Promise<Tool.Initialized> {
+    const entry = this.entries.get(id);
+    if (!entry) throw new Error(this.unknownToolMessage(id));
+    let perCtx = this.initCache.get(initCtx);
+    if (!perCtx) this.initCache.set(initCtx, (perCtx = new Map()));
+    let pending = perCtx.get(id);
+    if (!pending) {
+      pending = this.initEntry(entry, initCtx);
+      perCtx.set(id, pending);
+      pending.catch(() => perCtx!.delete(id));
+    }
+    return pending;
+  }
+
+  /** LangChain tools for `createAgent`, filtered by ids and/or permissions. */
+  async tools(options: ToolsOptions = {}): Promise<StructuredToolInterface[]> {
+    const initCtx = options.initCtx ?? DEFAULT_INIT_CTX;
+    const selected = this.select(options);
+    // One session per tool set unless createContext says otherwise: per-session state
+    // (read-before-write, todos) is then scoped to the agent using these tools.
+    const sessionID = `session-${randomUUID()}`;
+    const createContext: CreateContext = options.createContext ?? (() => ({ sessionID }));
+    const withSession: CreateContext = (toolId, callID) => ({ sessionID, ...createContext(toolId, callID) });
+    return Promise.all(
+      selected.map(async (id) =>
+        toLangChainTool(await this.initialized(id, initCtx), {
+          host: this.host,
+          extra: { registry: this, initCtx },
+          createContext: withSession,
+          onToolResult: options.onToolResult,
+          timeoutMs: options.timeoutMs,
+          signal: options.signal,
+        }),
+      ),
+    );
+  }
+
+  /**
+   * Runs a tool directly through the same pipeline as agent calls. Resolves to the final update;
+   * never rejects for tool failures (including an unknown id or a refused permission).
+   */
+  async execute(
+    id: string,
+    args: unknown,
+    ctx: Partial<Tool.Context> = {},
+    initCtx?: Tool.InitContext,
+    options: ExecuteOptions = {},
+  ): Promise<ToolFinalUpdate> {
+    const refusal = this.refusal(id, options.enabledPermissions);
+    let tool: Tool.Initialized | undefined;
+    let initError: string | undefined;
+    if (!refusal) {
+      try {
+        tool = await this.initialized(id, initCtx ?? DEFAULT_INIT_CTX);
+      } catch (err) {
+        initError = `Tool "${id}" could not be initialised: ${(err as Error).message}`;
+      }
+    }
+    const listeners: OnToolResult[] = [];
+    if (options.onToolResult) listeners.push(options.onToolResult);
+    // The caller's own ctx.metadata still hears every progress call.
+    if (typeof ctx.metadata === 'function') {
+      const callerMetadata = ctx.metadata;
+      listeners.push((u) => {
+        if (u.status === 'running') callerMetadata({ title: u.result.title, metadata: u.result.metadata });
+      });
+    }
+    if (!tool) return this.failWithout(id, refusal ?? initError!, options.callID ?? ctx.callID, listeners);
+    return runCall(this.host, {
+      tool,
+      args,
+      ctx: { ...ctx, extra: { registry: this, initCtx: initCtx ?? DEFAULT_INIT_CTX, ...ctx.extra } },
+      callID: options.callID ?? ctx.callID,
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+      listeners,
+    });
+  }
+
+  /** Per-tool call statistics (only tools that have been called). */
+  stats(): Record<string, ToolStats>;
+  stats(id: string): ToolStats | undefined;
+  stats(id?: string): Record<string, ToolStats> | ToolStats | undefined {
+    const view = (s: { calls: number; failures: number; totalDurationMs: number; lastError?: string }): ToolStats => ({
+      ...s,
+      averageDurationMs: s.calls ? s.totalDurationMs / s.calls : 0,
+    });
+    if (id !== undefined) {
+      const s = this.stat.get(id);
+      return s && view(s);
+    }
+    return Object.fromEntries([...this.stat].map(([k, s]) => [k, view(s)]));
+  }
+
+  /** Subscribes to every event (requested, progress, completed, failed, warning); returns an unsubscribe function. */
+  subscribe(listener: (event: ToolEvent) => void): () => void {
+    this.subscribers.add(listener);
+    return () => this.subscribers.delete(listener);
+  }
+
+  /** Subscribes to one event type; returns an unsubscribe function. */
+  on<T extends ToolEvent['type']>(type: T, listener: (event: Extract<ToolEvent, { type: T }>) => void): () => void {
+    return this.subscribe((e) => {
+      if (e.type === type) listener(e as Extract<ToolEvent, { type: T }>);
+    });
+  }
+
+  /** The message for an unknown tool id, naming the known ones. */
+  unknownToolMessage(id: string): string {
+    const known = this.ids();
+    return `Unknown tool "${id}". ${known.length ? `Known tools: ${known.join(', ')}.` : 'No tools are registered.'} Call one of those instead.`;
+  }
+
+  private select(options: ToolsOptions): string[] {
+    let ids = this.ids();
+    if (options.ids) {
+      for (const id of options.ids) if (!this.entries.has(id)) throw new Error(this.unknownToolMessage(id));
+      const wanted = new Set(options.ids);
+      ids = ids.filter((id) => wanted.has(id));
+    }
+    if (options.enabledPermissions) {
+      const allowed = new Set(this.enabled(options.enabledPermissions));
+      ids = ids.filter((id) => allowed.has(id));
+    }
+    return ids;
+  }
+
+  private refusal(id: string, granted?: PermissionGrant): string | undefined {
+    const entry = this.entries.get(id);
+    if (!entry) return this.unknownToolMessage(id);
+    if (granted && !isAllowed(entry.permissions, granted)) {
+      const set = granted instanceof Set ? granted : new Set(granted as readonly ToolPermission[]);
+      const missing = entry.permissions.required.filter((p) => !set.has(p));
+      return `Tool "${id}" needs the ${missing.join(', ')} permission${missing.length > 1 ? 's' : ''}, which ${missing.length > 1 ? 'are' : 'is'} not granted. Use a tool that the granted permissions allow.`;
+    }
+    return undefined;
+  }
+
+  private failWithout(id: string, message: string, callID: string | undefined, listeners: OnToolResult[]): ToolFinalUpdate {
+    const now = Date.now();
+    const update: ToolFinalUpdate = {
+      status: 'error',
+      toolId: id,
+      callID: callID ?? randomUUID(),
+      result: { title: id, metadata: { error: message }, output: message },
+      timestamp: now,
+      success: false,
+      error: message,
+      durationMs: 0,
+    };
+    if (this.entries.has(id)) this.record(id, 0, message);
+    for (const l of listeners) l(update);
+    this.emit({ type: 'failed', toolId: id, callID: update.callID, update, timestamp: now });
+    return update;
+  }
+
+  private async initEntry(entry: RegistryEntry, initCtx: Tool.InitContext): Promise<Tool.Initialized> {
+    const tool = await entry.info.init(initCtx);
+    const loaded = await loadDescription(entry.info.id, entry.descriptionPath, tool.description, initCtx);
+    if (loaded.warning) this.warn(entry.info.id, loaded.warning);
+    return { ...tool, description: loaded.text };
+  }
+
+  private warn(toolId: string, message: string): void {
+    if (this.subscribers.size === 0) process.emitWarning(message, 'ToolDescriptionWarning');
+    this.emit({ type: 'warning', toolId, message, timestamp: Date.now() });
+  }
+
+  private emit(event: ToolEvent): void {
+    for (const s of this.subscribers) {
+      try {
+        s(event);
+      } catch {
+        // A broken subscriber must not break tool calls.
+      }
+    }
+  }
+
+  private record(toolId: string, durationMs: number, error?: string): void {
+    let s = this.stat.get(toolId);
+    if (!s) this.stat.set(toolId, (s = { calls: 0, failures: 0, totalDurationMs: 0 }));
+    s.calls++;
+    s.totalDurationMs += durationMs;
+    if (error !== undefined) {
+      s.failures++;
+      s.lastError = error;
+    }
+  }
+
+  private invalidate(): void {
+    this.initCache = new WeakMap();
+  }
+}
+
+function validTimeout(ms: number): number {
+  if (!Number.isFinite(ms) || ms <= 0) throw new Error(`Timeout must be a positive number of milliseconds, got ${ms}.`);
+  return ms;
+}
+
+/** The public type of a registry. */
+export type ToolRegistryType = ToolRegistryImpl;
+
+/** Makes an isolated registry: its own tools, limits, statistics and events. */
+export function createRegistry(options: RegistryOptions = {}): ToolRegistryImpl {
+  return new ToolRegistryImpl(options);
+}
+
+/** The default, process-wide registry. */
+export const ToolRegistry: ToolRegistryImpl = createRegistry();

@@ -1,0 +1,64 @@
+/**
+ * Output caps. Output over the cap is cut to what fits, and the full text is written to a file the
+ * model can read with the read tool (the output directory is a read-only root of every workspace).
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { toolOutputDir } from './workspace.js';
+
+/** Default cap on the lines of output a model sees from one call. */
+export const DEFAULT_MAX_LINES = 2000;
+/** Default cap on the bytes (UTF-8) of output a model sees from one call. */
+export const DEFAULT_MAX_BYTES = 50 * 1024;
+
+/** Caps and where full outputs go. */
+export interface TruncateOptions {
+  maxLines?: number;
+  maxBytes?: number;
+  /** Directory for full outputs; default `toolOutputDir()`. */
+  outputDir?: string;
+}
+
+/** The capped text and, when it was cut, where the full text is. */
+export interface TruncateResult {
+  output: string;
+  truncated: boolean;
+  outputPath?: string;
+}
+
+/** Caps `text` to the line and byte limits, keeping the head; saves the whole text when it cuts. */
+export async function truncateOutput(text: string, toolId: string, options: TruncateOptions = {}): Promise<TruncateResult> {
+  const maxLines = options.maxLines ?? DEFAULT_MAX_LINES;
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  // Fast path: most outputs are far below both caps; avoid splitting them.
+  if (text.length <= maxBytes / 4 && countLinesUpTo(text, maxLines + 1) <= maxLines) return { output: text, truncated: false };
+  const totalBytes = Buffer.byteLength(text, 'utf8');
+  const lines = text.split('\n');
+  if (lines.length <= maxLines && totalBytes <= maxBytes) return { output: text, truncated: false };
+
+  const kept: string[] = [];
+  let bytes = 0;
+  for (const line of lines) {
+    if (kept.length >= maxLines) break;
+    const size = Buffer.byteLength(line, 'utf8') + 1;
+    if (bytes + size > maxBytes) break;
+    kept.push(line);
+    bytes += size;
+  }
+  const dir = options.outputDir ?? toolOutputDir();
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, `${toolId}-${Date.now()}-${randomBytes(4).toString('hex')}.txt`);
+  await writeFile(file, text, 'utf8');
+  const hint =
+    `\n\n... output truncated: showing ${kept.length} of ${lines.length} lines (${bytes} of ${totalBytes} bytes). ` +
+    `The full output is saved at ${file}. Read it with the read tool using offset=${kept.length + 1}, ` +
+    `or search it with grep, instead of re-running the command.`;
+  return { output: kept.join('\n') + hint, truncated: true, outputPath: file };
+}
+
+function countLinesUpTo(text: string, limit: number): number {
+  let count = 1;
+  for (let i = text.indexOf('\n'); i !== -1 && count < limit; i = text.indexOf('\n', i + 1)) count++;
+  return count;
+}
