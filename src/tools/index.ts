@@ -1,0 +1,30 @@
+/** The built-in tools: each with its permissions and its `.txt` description beside its module. */
+import { fileURLToPath } from 'node:url';
+import type { Tool } from '../tool.js';
+import type { ToolPermissions } from '../permissions.js';
+import type { ToolRegistryImpl } from '../registry.js';
+
+/** A built-in tool as the registry receives it. */
+export interface BuiltinTool {
+  info: Tool.Info;
+  permissions: ToolPermissions;
+  descriptionPath: string;
+}
+
+function txt(name: string): string {
+  return fileURLToPath(new URL(`./${name}.txt`, import.meta.url));
+}
+
+/** Every built-in tool, in the order agents see them. */
+export const builtinTools: BuiltinTool[] = [];
+
+/** Registers every built-in tool (or those named in `only`) into `registry`. */
+export function registerBuiltinTools(registry: ToolRegistryImpl, only?: string[]): ToolRegistryImpl {
+  for (const tool of builtinTools) {
+    if (only && !only.includes(tool.info.id)) continue;
+    registry.register(tool.info, { permissions: tool.permissions, descriptionPath: tool.descriptionPath, replace: true });
+  }
+  return registry;
+}
+
+void txt;
