@@ -2,9 +2,10 @@
  * The workspace sandbox: which paths a tool may touch. Every file tool, bash's workdir and the MCP
  * server resolve paths here and nowhere else.
  */
-import { promises as fs } from 'node:fs';
+import { promises as fs, constants as fsConstants, type BigIntStats } from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
+import { randomBytes } from 'node:crypto';
 import type { Tool } from './tool.js';
 
 /** Thrown when a path resolves outside every allowed root. */
@@ -124,7 +125,16 @@ export class Workspace {
     if (!allowed.some((r) => isWithin(lexical, r.real))) {
       throw new PathOutsideWorkspaceError(requested, this.roots, mode === 'write' && this.inAnyRoot(lexical) ? 'that root is read-only' : '');
     }
-    const real = await realpathAllowingMissing(lexical);
+    let real: string;
+    try {
+      real = await realpathAllowingMissing(lexical);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ELOOP' || /Too many symbolic links/.test(String((err as Error).message))) {
+        throw new Error(`Path ${JSON.stringify(requested)} cannot be resolved: it goes through a symbolic link loop. Use a path without the looping link.`);
+      }
+      throw err;
+    }
     if (!allowed.some((r) => isWithin(real, r.real))) {
       throw new PathOutsideWorkspaceError(requested, this.roots, `it resolves through a symlink to ${real}`);
     }
@@ -187,4 +197,236 @@ export async function realpathAllowingMissing(p: string, hops = 0): Promise<stri
 /** Where truncated tool output is kept (readable by the read tool). `TOOLBELT_OUTPUT_DIR` overrides. */
 export function toolOutputDir(): string {
   return path.resolve(process.env.TOOLBELT_OUTPUT_DIR || path.join(os.tmpdir(), 'agent-toolbelt', 'tool-output'));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Atomic writes
+// ---------------------------------------------------------------------------------------------
+
+/** Options for `atomicWriteFile`. */
+export interface AtomicWriteOptions {
+  /** Mode for a new file (default 0o666 minus umask). An existing file keeps its own mode. */
+  mode?: number;
+  /** Stops before the rename when aborted; the target is then untouched. */
+  signal?: AbortSignal;
+}
+
+/** What `atomicWriteFile` did. */
+export interface AtomicWriteResult {
+  /** True when the file did not exist before. */
+  created: boolean;
+  /** The written file's stat, taken from its own descriptor (for the read tracker). */
+  stat: FileStamp;
+}
+
+/**
+ * Writes `data` to `target` so that readers (and a crash at any instant) see either the complete
+ * old content or the complete new one, never a mix. Existing file: a random temp file beside it,
+ * fsync'd, given the old file's mode (and owner, when we may), renamed over it. New file: the
+ * temp file is hard-linked into place, which fails if something appeared there meanwhile
+ * (exclusive create without ever exposing a half-written file); where hard links are not
+ * supported, `open(..., 'wx')` is used. `target` should be a real path (`Workspace.resolve`
+ * returns one): rename replaces a symlink rather than following it.
+ */
+export async function atomicWriteFile(target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<AtomicWriteResult> {
+  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  const existing = await fs.stat(target).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined;
+    throw err;
+  });
+  if (existing?.isDirectory()) throw new Error(`${target} is a directory; give the path of a file inside it.`);
+  const dir = path.dirname(target);
+  const tmp = path.join(dir, `.${path.basename(target).slice(0, 100)}.${randomBytes(6).toString('hex')}.tmp`);
+  const mode = existing ? existing.mode & 0o7777 : (options.mode ?? 0o666);
+  let stamp: FileStamp;
+  const handle = await fs.open(tmp, fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_WRONLY, mode);
+  let linked = false;
+  try {
+    try {
+      await handle.writeFile(bytes);
+      // Temp files are created through the umask; an existing file's exact mode is restored.
+      if (existing) {
+        await handle.chmod(mode);
+        if (process.getuid?.() === 0) await handle.chown(existing.uid, existing.gid).catch(() => undefined);
+      }
+      await handle.sync();
+      stamp = stampOf(await handle.stat({ bigint: true }));
+    } finally {
+      await handle.close();
+    }
+    throwIfAborted(options.signal);
+    if (existing) {
+      await fs.rename(tmp, target);
+    } else {
+      try {
+        await fs.link(tmp, target);
+        linked = true;
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EEXIST') throw new Error(`${target} was created by someone else while it was being written; read it and try again.`);
+        if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EXDEV') throw err;
+        // No hard links here: fall back to a plain exclusive create.
+        const h = await fs.open(target, 'wx', mode);
+        try {
+          await h.writeFile(bytes);
+          await h.sync();
+          stamp = stampOf(await h.stat({ bigint: true }));
+        } finally {
+          await h.close();
+        }
+      }
+      await fs.unlink(tmp).catch(() => undefined);
+    }
+  } catch (err) {
+    if (!linked) await fs.unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+  await syncDir(dir);
+  return { created: !existing, stat: stamp };
+}
+
+function throwIfAborted(signal?: AbortSignal): void {
+  if (signal?.aborted) throw new Error('The write was aborted before it was committed; the file is unchanged.');
+}
+
+async function syncDir(dir: string): Promise<void> {
+  // Makes the rename itself durable; not every platform lets a directory be opened, so best-effort.
+  const h = await fs.open(dir, 'r').catch(() => undefined);
+  if (!h) return;
+  await h.sync().catch(() => undefined);
+  await h.close().catch(() => undefined);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-file locks
+// ---------------------------------------------------------------------------------------------
+
+const lockTails = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs `fn` while holding the lock of `realPath`: calls for one file run one after another, in
+ * call order; different files do not wait for each other. Key by the real path (from
+ * `Workspace.resolve`) so two spellings of one file share a lock.
+ */
+export async function withFileLock<T>(realPath: string, fn: () => Promise<T>): Promise<T> {
+  const previous = lockTails.get(realPath) ?? Promise.resolve();
+  let release!: () => void;
+  const mine = new Promise<void>((resolve) => (release = resolve));
+  const tail = previous.then(() => mine);
+  lockTails.set(realPath, tail);
+  await previous;
+  try {
+    return await fn();
+  } finally {
+    release();
+    if (lockTails.get(realPath) === tail) lockTails.delete(realPath);
+  }
+}
+
+/** How many files currently have a lock held or queued (for tests and diagnostics). */
+export function activeFileLocks(): number {
+  return lockTails.size;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Read tracking for stale-write checks
+// ---------------------------------------------------------------------------------------------
+
+/** What identifies one version of a file on disk. */
+export interface FileStamp {
+  mtimeNs: bigint;
+  size: bigint;
+  ino: bigint;
+}
+
+/** Reduces a bigint stat to the fields that tell versions apart. */
+export function stampOf(st: BigIntStats): FileStamp {
+  return { mtimeNs: st.mtimeNs, size: st.size, ino: st.ino };
+}
+
+interface ReadRecord {
+  stamp: FileStamp;
+  /** When the read happened (ms since epoch). */
+  at: number;
+}
+
+/** Thrown by `assertFresh` when a file was not read, or changed since it was read. */
+export class StaleFileError extends Error {
+  constructor(message: string, readonly filePath: string, readonly reason: 'not-read' | 'changed') {
+    super(message);
+    this.name = 'StaleFileError';
+  }
+}
+
+/** Upper bounds so a long-lived host cannot grow the tracker without limit (oldest dropped first). */
+export const MAX_TRACKED_SESSIONS = 1000;
+export const MAX_TRACKED_FILES_PER_SESSION = 10000;
+
+/**
+ * Which files each agent session has read, and what they looked like then. write/edit on an
+ * existing file call `assertFresh` first, and `record` after their own write, so a session can
+ * edit the same file again and again without re-reading it, while a change made by anyone else
+ * (another session, the user, a formatter) forces a fresh read.
+ */
+export class ReadTracker {
+  private readonly sessions = new Map<string, Map<string, ReadRecord>>();
+
+  /** Records that `session` has seen `realPath` as it is described by `stamp`. */
+  record(session: string, realPath: string, stamp: FileStamp): void {
+    let files = this.sessions.get(session);
+    if (files) this.sessions.delete(session);
+    else files = new Map();
+    this.sessions.set(session, files); // most recently used last
+    files.delete(realPath);
+    files.set(realPath, { stamp, at: Date.now() });
+    if (files.size > MAX_TRACKED_FILES_PER_SESSION) files.delete(files.keys().next().value as string);
+    if (this.sessions.size > MAX_TRACKED_SESSIONS) this.sessions.delete(this.sessions.keys().next().value as string);
+  }
+
+  /** Stats `realPath` now and records it for `session`. */
+  async recordNow(session: string, realPath: string): Promise<void> {
+    this.record(session, realPath, stampOf(await fs.stat(realPath, { bigint: true })));
+  }
+
+  /** When `session` last read `realPath`, if it did. */
+  lastRead(session: string, realPath: string): Date | undefined {
+    const r = this.sessions.get(session)?.get(realPath);
+    return r ? new Date(r.at) : undefined;
+  }
+
+  /**
+   * Throws `StaleFileError` unless `session` read `realPath` and the file is unchanged since.
+   * `shown` is the path as the model should see it in the message (default: `realPath`).
+   */
+  async assertFresh(session: string, realPath: string, shown = realPath): Promise<void> {
+    const rec = this.sessions.get(session)?.get(realPath);
+    if (!rec) {
+      throw new StaleFileError(
+        `File ${shown} has not been read in this session. Read it first with the read tool, then retry the change.`,
+        realPath,
+        'not-read',
+      );
+    }
+    const now = stampOf(await fs.stat(realPath, { bigint: true }));
+    if (now.mtimeNs !== rec.stamp.mtimeNs || now.size !== rec.stamp.size || now.ino !== rec.stamp.ino) {
+      throw new StaleFileError(
+        `File ${shown} has changed on disk since it was read (${clock(rec.at)}). Read it again before editing.`,
+        realPath,
+        'changed',
+      );
+    }
+  }
+
+  /** Forgets everything `session` read (call when a session ends). */
+  forget(session: string): void {
+    this.sessions.delete(session);
+  }
+}
+
+/** The process-wide tracker the built-in file tools share. */
+export const readTracker = new ReadTracker();
+
+function clock(ms: number): string {
+  const d = new Date(ms);
+  return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
 }

@@ -1,0 +1,175 @@
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { mkdir, writeFile, symlink } from 'node:fs/promises';
+import path from 'node:path';
+import { tempDir, makeCtx } from './helpers.js';
+import {
+  ReadTool,
+  DEFAULT_READ_LIMIT,
+  MAX_LINE_LENGTH,
+  LINE_CUT_MARKER,
+  MAX_OUTPUT_BYTES,
+  BINARY_SNIFF_BYTES,
+  MAX_ATTACHMENT_BYTES,
+} from '../src/tools/read.js';
+import { readTracker } from '../src/workspace.js';
+
+let dir: string;
+let cleanup: () => Promise<void>;
+let tool: Awaited<ReturnType<typeof ReadTool.init>>;
+const run = (args: Record<string, unknown>, ctx = makeCtx()) => tool.execute(tool.parameters.parse(args), ctx);
+const numbered = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `line ${from + i}`).join('\n') + '\n';
+
+beforeAll(async () => {
+  ({ dir, cleanup } = await tempDir('read-'));
+  tool = await ReadTool.init({ workspaceRoot: dir });
+});
+afterAll(() => cleanup());
+
+describe('read: lines, offset, limit, footers', () => {
+  it('numbers lines as "N: text" and ends with the end-of-file footer', async () => {
+    await writeFile(path.join(dir, 'small.txt'), 'alpha\nbeta\ngamma\n');
+    const res = await run({ filePath: 'small.txt' });
+    expect(res.output).toBe('1: alpha\n2: beta\n3: gamma\n\n(End of file - 3 lines total)');
+    expect(res.metadata.truncated).toBe(false);
+  });
+
+  it('counts a last line without a newline, strips CR and a BOM', async () => {
+    await writeFile(path.join(dir, 'crlf.txt'), '\uFEFFone\r\ntwo\r\nthree');
+    const res = await run({ filePath: path.join(dir, 'crlf.txt') });
+    expect(res.output).toBe('1: one\n2: two\n3: three\n\n(End of file - 3 lines total)');
+  });
+
+  it(`returns ${DEFAULT_READ_LIMIT} lines by default and says how to continue (at and past the limit)`, async () => {
+    await writeFile(path.join(dir, 'exact.txt'), numbered(DEFAULT_READ_LIMIT));
+    const exact = await run({ filePath: 'exact.txt' });
+    expect(exact.output).toMatch(/\(End of file - 2000 lines total\)$/);
+    await writeFile(path.join(dir, 'over.txt'), numbered(DEFAULT_READ_LIMIT + 1));
+    const over = await run({ filePath: 'over.txt' });
+    expect(over.output).toContain('2000: line 2000');
+    expect(over.output).not.toContain('2001: line 2001');
+    expect(over.output).toMatch(/\(Showing lines 1-2000 of the file\. Use offset=2001 to continue\.\)$/);
+    expect(over.metadata.truncated).toBe(true);
+    const rest = await run({ filePath: 'over.txt', offset: 2001 });
+    expect(rest.output).toBe('2001: line 2001\n\n(End of file - 2001 lines total)');
+  });
+
+  it('honours offset and limit, accepts numeric strings, and rejects an offset past the end', async () => {
+    await writeFile(path.join(dir, 'ten.txt'), numbered(10));
+    const res = await run({ filePath: 'ten.txt', offset: '4', limit: '3' });
+    expect(res.output).toBe('4: line 4\n5: line 5\n6: line 6\n\n(Showing lines 4-6 of the file. Use offset=7 to continue.)');
+    const tail = await run({ filePath: 'ten.txt', offset: 10, limit: 1 });
+    expect(tail.output).toBe('10: line 10\n\n(End of file - 10 lines total)');
+    await expect(run({ filePath: 'ten.txt', offset: 11 })).rejects.toThrow(/Offset 11 is past the end of ten\.txt, which has 10 lines/);
+    expect(() => tool.parameters.parse({ filePath: 'ten.txt', offset: 0 })).toThrow();
+  });
+
+  it('reports an empty file', async () => {
+    await writeFile(path.join(dir, 'empty.txt'), '');
+    expect((await run({ filePath: 'empty.txt' })).output).toMatch(/is empty/);
+  });
+
+  it(`cuts lines longer than ${MAX_LINE_LENGTH} chars with a marker (at and past the edge)`, async () => {
+    const atEdge = 'a'.repeat(MAX_LINE_LENGTH);
+    const past = 'b'.repeat(MAX_LINE_LENGTH + 1);
+    const huge = 'é'.repeat(3 * 1024 * 1024); // one 6 MB line: kept only as far as needed
+    await writeFile(path.join(dir, 'long.txt'), `${atEdge}\n${past}\n${huge}\nafter\n`);
+    const res = await run({ filePath: 'long.txt' });
+    const lines = res.output.split('\n');
+    expect(lines[0]).toBe(`1: ${atEdge}`);
+    expect(lines[1]).toBe(`2: ${'b'.repeat(MAX_LINE_LENGTH)}${LINE_CUT_MARKER}`);
+    expect(lines[2]).toBe(`3: ${'é'.repeat(MAX_LINE_LENGTH)}${LINE_CUT_MARKER}`);
+    expect(lines[3]).toBe('4: after');
+    expect(res.metadata.cutLines).toBe(2);
+  });
+
+  it(`caps output at ${MAX_OUTPUT_BYTES / 1024} KB and points at the next offset`, async () => {
+    const line = 'x'.repeat(1000);
+    await writeFile(path.join(dir, 'wide.txt'), Array.from({ length: 100 }, () => line).join('\n'));
+    const res = await run({ filePath: 'wide.txt' });
+    expect(Buffer.byteLength(res.output)).toBeLessThanOrEqual(MAX_OUTPUT_BYTES + 200);
+    const m = /Output capped at 50 KB\. Showing lines 1-(\d+) of the file\. Use offset=(\d+) to continue\./.exec(res.output);
+    expect(m).not.toBeNull();
+    expect(Number(m![2])).toBe(Number(m![1]) + 1);
+    expect(Number(m![1])).toBe(50); // 50 lines of ~1006 bytes fit, the 51st does not
+    expect(res.metadata.truncated).toBe(true);
+  });
+});
+
+describe('read: binary, attachments, directories, missing files', () => {
+  it('refuses files with a NUL byte, mostly control bytes, or a binary extension', async () => {
+    await writeFile(path.join(dir, 'nul.txt'), Buffer.from('hello\0world'));
+    await expect(run({ filePath: 'nul.txt' })).rejects.toThrow(/binary file \(it contains NUL bytes\)/);
+    await writeFile(path.join(dir, 'archive.zip'), 'plain text really');
+    await expect(run({ filePath: 'archive.zip' })).rejects.toThrow(/binary file \(\.zip\)/);
+  });
+
+  it('uses the 30% non-printable threshold on the first 4 KB only', async () => {
+    const ctl = (n: number) => Buffer.alloc(n, 0x01);
+    const txt = (n: number) => Buffer.alloc(n, 0x61);
+    // exactly 30% of 1000 bytes: still text
+    await writeFile(path.join(dir, 'at30.txt'), Buffer.concat([ctl(300), txt(700)]));
+    await expect(run({ filePath: 'at30.txt' })).resolves.toBeDefined();
+    await writeFile(path.join(dir, 'over30.txt'), Buffer.concat([ctl(301), txt(699)]));
+    await expect(run({ filePath: 'over30.txt' })).rejects.toThrow(/30% of its first 1000 bytes are not printable/);
+    // control bytes after the sniffed prefix do not matter
+    await writeFile(path.join(dir, 'late.txt'), Buffer.concat([txt(BINARY_SNIFF_BYTES), ctl(BINARY_SNIFF_BYTES)]));
+    await expect(run({ filePath: 'late.txt' })).resolves.toBeDefined();
+  });
+
+  it('returns images and PDFs as base64 attachments, up to the size cap', async () => {
+    const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+    await writeFile(path.join(dir, 'pic.png'), png);
+    const res = await run({ filePath: 'pic.png' });
+    expect(res.attachments).toEqual([expect.objectContaining({ type: 'image', mime: 'image/png', data: png.toString('base64') })]);
+    await writeFile(path.join(dir, 'doc.pdf'), '%PDF-1.4\n');
+    expect((await run({ filePath: 'doc.pdf' })).attachments?.[0].mime).toBe('application/pdf');
+    await writeFile(path.join(dir, 'edge.png'), Buffer.alloc(MAX_ATTACHMENT_BYTES));
+    expect((await run({ filePath: 'edge.png' })).attachments).toHaveLength(1);
+    await writeFile(path.join(dir, 'big.png'), Buffer.alloc(MAX_ATTACHMENT_BYTES + 1));
+    await expect(run({ filePath: 'big.png' })).rejects.toThrow(/above the 5\.0 MB limit/);
+  });
+
+  it('lists a directory, directories first', async () => {
+    await mkdir(path.join(dir, 'listme', 'zsub'), { recursive: true });
+    await writeFile(path.join(dir, 'listme', 'a.txt'), 'a');
+    const res = await run({ filePath: 'listme' });
+    expect(res.output).toBe('Directory listme/:\nzsub/\na.txt\n\n(2 entries)');
+  });
+
+  it('suggests up to 3 similar names for a missing file', async () => {
+    await mkdir(path.join(dir, 'sug'));
+    for (const n of ['config.ts', 'config.test.ts', 'configs.ts', 'conflict.ts', 'unrelated.md']) await writeFile(path.join(dir, 'sug', n), '');
+    const err = await run({ filePath: 'sug/config.js' }).catch((e: Error) => e);
+    expect(err).toBeInstanceOf(Error);
+    const msg = (err as Error).message;
+    expect(msg).toMatch(/File sug\/config\.js does not exist\. Did you mean/);
+    const suggestions = msg.split('\n').slice(1);
+    expect(suggestions).toHaveLength(3);
+    expect(suggestions).toContain('sug/config.ts');
+    expect(msg).not.toContain('unrelated.md');
+    await expect(run({ filePath: 'nodir/x.ts' })).rejects.toThrow(/neither does its directory nodir/);
+  });
+
+  it('follows symlinks that stay inside the workspace', async () => {
+    await writeFile(path.join(dir, 'target.txt'), 'via link\n');
+    await symlink(path.join(dir, 'target.txt'), path.join(dir, 'inner-link'));
+    expect((await run({ filePath: 'inner-link' })).output).toContain('1: via link');
+  });
+});
+
+describe('read: session tracking and abort', () => {
+  it('records the read for the calling session only', async () => {
+    await writeFile(path.join(dir, 'tracked.txt'), 'x\n');
+    const abs = path.join(dir, 'tracked.txt');
+    await run({ filePath: 'tracked.txt' }, makeCtx({ sessionID: 'reader-A' }));
+    await expect(readTracker.assertFresh('reader-A', abs)).resolves.toBeUndefined();
+    await expect(readTracker.assertFresh('reader-B', abs)).rejects.toThrow(/has not been read in this session/);
+  });
+
+  it('stops when the call is aborted', async () => {
+    await writeFile(path.join(dir, 'abort.txt'), numbered(10));
+    const ctx = makeCtx();
+    ctx.abortNow();
+    await expect(run({ filePath: 'abort.txt' }, ctx)).rejects.toThrow(/aborted/);
+  });
+});
