@@ -46,13 +46,23 @@ export async function truncateOutput(text: string, toolId: string, options: Trun
     kept.push(line);
     bytes += size;
   }
+  let shown = `${kept.length} of ${lines.length} lines`;
+  let nextLine = kept.length + 1;
+  if (kept.length === 0 && lines.length > 0 && maxLines > 0) {
+    // One line longer than the byte cap: show its beginning rather than nothing.
+    const head = Buffer.from(lines[0], 'utf8').subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '');
+    kept.push(head);
+    bytes = Buffer.byteLength(head, 'utf8');
+    shown = `the first ${bytes} bytes of line 1 of ${lines.length} lines`;
+    nextLine = 1;
+  }
   const dir = options.outputDir ?? toolOutputDir();
   await mkdir(dir, { recursive: true });
   const file = path.join(dir, `${toolId}-${Date.now()}-${randomBytes(4).toString('hex')}.txt`);
   await writeFile(file, text, 'utf8');
   const hint =
-    `\n\n... output truncated: showing ${kept.length} of ${lines.length} lines (${bytes} of ${totalBytes} bytes). ` +
-    `The full output is saved at ${file}. Read it with the read tool using offset=${kept.length + 1}, ` +
+    `\n\n... output truncated: showing ${shown} (${bytes} of ${totalBytes} bytes). ` +
+    `The full output is saved at ${file}. Read it with the read tool using offset=${nextLine}, ` +
     `or search it with grep, instead of re-running the command.`;
   return { output: kept.join('\n') + hint, truncated: true, outputPath: file };
 }

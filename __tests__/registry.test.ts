@@ -1,0 +1,538 @@
+import { describe, it, expect, afterEach } from '@jest/globals';
+import { writeFile, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { ToolMessage } from '@langchain/core/messages';
+import { Tool, ToolRegistry, createRegistry, type ToolEvent, type ToolUpdate } from '../src/index.js';
+import { tempDir, makeCtx } from './helpers.js';
+
+const echo = Tool.define('echo', {
+  description: 'Echo text back',
+  parameters: z.object({ text: z.string().describe('Text to echo') }),
+  async execute(args, ctx) {
+    ctx.metadata({ title: 'echoing', metadata: { step: 1 } });
+    return { title: 'echoed', metadata: { length: args.text.length }, output: args.text };
+  },
+});
+
+function sleepTool(id = 'sleep', policy?: Tool.TimeoutPolicy) {
+  const events: string[] = [];
+  const info = Tool.define(id, {
+    description: 'Sleeps until aborted or done',
+    parameters: z.object({ ms: z.number() }),
+    timeout: policy,
+    async execute(args, ctx) {
+      events.push('started');
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, args.ms);
+        ctx.abort.addEventListener('abort', () => {
+          events.push('tool saw abort');
+          clearTimeout(t);
+          resolve();
+        });
+      });
+      return { title: 'slept', metadata: {}, output: `slept ${args.ms}` };
+    },
+  });
+  return { info, events };
+}
+
+afterEach(() => ToolRegistry.clear());
+
+describe('registration', () => {
+  it('validates ids, permissions and duplicates with clear errors', () => {
+    const r = createRegistry();
+    expect(() => r.register({ id: 'bad id', init: echo.init }, { permissions: { required: ['read'] } })).toThrow(/Invalid tool id "bad id"/);
+    expect(() => r.register(echo, { permissions: { required: ['fly' as never] } })).toThrow(/unknown permission "fly".*read, write, execute, network/);
+    r.register(echo, { permissions: { required: ['read'] } });
+    expect(() => r.register(echo, { permissions: { required: ['read'] } })).toThrow(/already registered/);
+    r.register(echo, { permissions: { required: ['write'] }, replace: true });
+    expect(r.permissions('echo')).toEqual({ required: ['write'], optional: [] });
+  });
+
+  it('get/has/ids/all/size/unregister/clear', () => {
+    const r = createRegistry();
+    r.register(echo, { permissions: { required: ['read'], optional: ['network'] } });
+    r.register(sleepTool().info, { permissions: { required: ['execute'] } });
+    expect(r.ids()).toEqual(['echo', 'sleep']);
+    expect(r.size).toBe(2);
+    expect(r.has('echo')).toBe(true);
+    expect(r.get('echo')?.info).toBe(echo);
+    expect(r.all().map((e) => e.info.id)).toEqual(['echo', 'sleep']);
+    expect(r.permissions('echo')).toEqual({ required: ['read'], optional: ['network'] });
+    expect(r.unregister('echo')).toBe(true);
+    expect(r.unregister('echo')).toBe(false);
+    expect(r.has('echo')).toBe(false);
+    r.clear();
+    expect(r.size).toBe(0);
+  });
+
+  it('the default ToolRegistry has the same API', async () => {
+    ToolRegistry.register(echo, { permissions: { required: ['read'] } });
+    expect(ToolRegistry.enabled(new Set(['read']))).toEqual(['echo']);
+    const res = await ToolRegistry.execute('echo', { text: 'hi' }, makeCtx());
+    expect(res).toMatchObject({ status: 'completed', success: true, result: { output: 'hi' } });
+  });
+});
+
+describe('permission filtering', () => {
+  const r = createRegistry();
+  const noop = (id: string) =>
+    Tool.define(id, { description: id, parameters: z.object({}), execute: async () => ({ title: id, metadata: {}, output: id }) });
+  r.register(noop('reader'), { permissions: { required: ['read'] } });
+  r.register(noop('writer'), { permissions: { required: ['read', 'write'] } });
+  r.register(noop('fetcher'), { permissions: { required: ['network'], optional: ['read'] } });
+  r.register(noop('free'), { permissions: { required: [] } });
+
+  it('enabled() needs every required permission; accepts a Set or an array', () => {
+    expect(r.enabled(new Set(['read']))).toEqual(['reader', 'free']);
+    expect(r.enabled(['read', 'write'])).toEqual(['reader', 'writer', 'free']);
+    expect(r.enabled(['network'])).toEqual(['fetcher', 'free']);
+    expect(r.enabled([])).toEqual(['free']);
+  });
+
+  it('tools() returns only the granted tools, and ids intersect', async () => {
+    expect((await r.tools({ enabledPermissions: new Set(['read', 'network']) })).map((t) => t.name)).toEqual(['reader', 'fetcher', 'free']);
+    expect((await r.tools({ ids: ['writer', 'reader'], enabledPermissions: ['read'] })).map((t) => t.name)).toEqual(['reader']);
+    await expect(r.tools({ ids: ['nope'] })).rejects.toThrow(/Unknown tool "nope". Known tools: reader, writer, fetcher, free/);
+  });
+
+  it('execute() with a grant refuses a tool that needs more, naming the missing permission', async () => {
+    const res = await r.execute('writer', {}, makeCtx(), undefined, { enabledPermissions: ['read'] });
+    expect(res.status).toBe('error');
+    expect(res.error).toMatch(/needs the write permission, which is not granted/);
+  });
+});
+
+describe('external descriptions', () => {
+  const saved = process.env.AGENT_WORKSPACE_ROOT;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.AGENT_WORKSPACE_ROOT;
+    else process.env.AGENT_WORKSPACE_ROOT = saved;
+  });
+
+  it('a .txt replaces the inline description, with ${workspace}, ${directory}, ${cwd}; unknown ${x} stays', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const file = path.join(dir, 'echo.txt');
+      await writeFile(file, 'Works in ${workspace}; dir ${directory}; cwd ${cwd}; keep ${unknown} and $notvar.\n');
+      delete process.env.AGENT_WORKSPACE_ROOT;
+      const r = createRegistry().register(echo, { permissions: { required: ['read'] }, descriptionPath: file });
+      const [t] = await r.tools({ initCtx: { workingDir: '/project' } });
+      expect(t.description).toBe('Works in /project; dir /project; cwd /project; keep ${unknown} and $notvar.');
+
+      process.env.AGENT_WORKSPACE_ROOT = '/ws-root';
+      const [t2] = await r.tools({ initCtx: { workingDir: '/project' } });
+      expect(t2.description).toBe('Works in /ws-root; dir /project; cwd /project; keep ${unknown} and $notvar.');
+
+      const [t3] = await createRegistry().register(echo, { permissions: { required: [] }, descriptionPath: file }).tools();
+      expect(t3.description).toContain(`dir ${process.cwd()};`);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('a missing file falls back to the inline description with a visible warning event', async () => {
+    const r = createRegistry().register(echo, { permissions: { required: ['read'] }, descriptionPath: '/nonexistent/echo.txt' });
+    const warnings: ToolEvent[] = [];
+    r.on('warning', (e) => warnings.push(e));
+    const [t] = await r.tools();
+    expect(t.description).toBe('Echo text back');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ type: 'warning', toolId: 'echo' });
+    expect((warnings[0] as { message: string }).message).toMatch(/\/nonexistent\/echo.txt could not be read \(ENOENT\); using the inline description/);
+  });
+
+  it('a missing file with no inline description is a clear error', async () => {
+    const bare = Tool.define('bare', { description: '', parameters: z.object({}), execute: async () => ({ title: '', metadata: {}, output: '' }) });
+    const r = createRegistry().register(bare, { permissions: { required: [] }, descriptionPath: '/nonexistent/bare.txt' });
+    await expect(r.tools()).rejects.toThrow(/could not be read.*no inline description/);
+    const res = await r.execute('bare', {}, makeCtx());
+    expect(res.error).toMatch(/could not be initialised.*no inline description/);
+  });
+
+  it('descriptions are loaded once per init context, not per call', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const file = path.join(dir, 'echo.txt');
+      await writeFile(file, 'version one');
+      let inits = 0;
+      const counted = Tool.define('echo', async () => {
+        inits++;
+        return (await echo.init());
+      });
+      const r = createRegistry().register(counted, { permissions: { required: [] }, descriptionPath: file });
+      const initCtx = { workingDir: dir };
+      for (let i = 0; i < 3; i++) await r.execute('echo', { text: 'x' }, makeCtx(), initCtx);
+      const [t] = await r.tools({ initCtx });
+      expect(inits).toBe(1);
+      await writeFile(file, 'version two');
+      expect(t.description).toBe('version one');
+      const [fresh] = await r.tools({ initCtx: { workingDir: dir } });
+      expect(fresh.description).toBe('version two');
+      expect(inits).toBe(2);
+    } finally {
+      await cleanup();
+    }
+  });
+});
+
+describe('execute: one pipeline, never rejects', () => {
+  it('passes parsed arguments (defaults applied) to execute', async () => {
+    const seen: unknown[] = [];
+    const t = Tool.define('defaults', {
+      description: 'd',
+      parameters: z.object({ n: z.number().default(7), s: z.string().optional() }),
+      async execute(args) {
+        seen.push(args);
+        return { title: 't', metadata: {}, output: String(args.n) };
+      },
+    });
+    const r = createRegistry().register(t, { permissions: { required: [] } });
+    const res = await r.execute('defaults', {}, makeCtx());
+    expect(res.result.output).toBe('7');
+    expect(seen).toEqual([{ n: 7 }]);
+  });
+
+  it('an unknown id resolves to an error naming the known tools', async () => {
+    const r = createRegistry().register(echo, { permissions: { required: [] } });
+    const updates: ToolUpdate[] = [];
+    const res = await r.execute('ecko', {}, makeCtx(), undefined, { onToolResult: (u) => updates.push(u) });
+    expect(res).toMatchObject({ status: 'error', success: false });
+    expect(res.error).toBe('Unknown tool "ecko". Known tools: echo. Call one of those instead.');
+    expect(updates).toHaveLength(1);
+  });
+
+  it('invalid arguments name the field and what was expected', async () => {
+    const r = createRegistry().register(echo, { permissions: { required: [] } });
+    const res = await r.execute('echo', { text: 42 }, makeCtx());
+    expect(res.status).toBe('error');
+    expect(res.error).toMatch(/^Invalid arguments for tool "echo":\n- text: Invalid input: expected string, received number\nRewrite the input so it satisfies/);
+    const missing = await r.execute('echo', {}, makeCtx());
+    expect(missing.error).toMatch(/- text: .*expected string, received undefined/);
+  });
+
+  it('repairs what weak models send: "true", "5", JSON-in-a-string, null for optionals', async () => {
+    const seen: unknown[] = [];
+    const t = Tool.define('lenient', {
+      description: 'd',
+      parameters: z.object({
+        flag: z.boolean(),
+        count: z.number().int(),
+        items: z.array(z.object({ a: z.number() })),
+        opts: z.object({ deep: z.boolean() }),
+        note: z.string().optional(),
+      }),
+      async execute(args) {
+        seen.push(args);
+        return { title: 't', metadata: {}, output: 'ok' };
+      },
+    });
+    const r = createRegistry().register(t, { permissions: { required: [] } });
+    const res = await r.execute(
+      'lenient',
+      { flag: 'TRUE', count: '5', items: '[{"a":1}]', opts: '{"deep":"false"}', note: null },
+      makeCtx(),
+    );
+    expect(res.error).toBeUndefined();
+    expect(seen).toEqual([{ flag: true, count: 5, items: [{ a: 1 }], opts: { deep: false } }]);
+    // Whole arguments as a JSON string are accepted too.
+    const res2 = await r.execute('lenient', JSON.stringify({ flag: false, count: 1, items: [], opts: { deep: true } }), makeCtx());
+    expect(res2.success).toBe(true);
+    // Unrepairable input still fails, reporting the original problem.
+    const bad = await r.execute('lenient', { flag: 'yes', count: '1.5', items: [], opts: {} }, makeCtx());
+    expect(bad.error).toMatch(/- flag: .*expected boolean, received string/);
+    expect(bad.error).toMatch(/- opts.deep: /);
+  });
+
+  it('a throwing tool and a metadata.error result are both errors with the message', async () => {
+    const r = createRegistry();
+    r.register(Tool.define('thrower', { description: 'd', parameters: z.object({}), execute: async () => { throw new Error('No such branch "dev". List branches first.'); } }), { permissions: { required: [] } });
+    r.register(Tool.define('soft', { description: 'd', parameters: z.object({}), execute: async () => ({ title: 'soft', metadata: { error: 'quota exceeded' }, output: 'partial output' }) }), { permissions: { required: [] } });
+    r.register(Tool.define('nonerror', { description: 'd', parameters: z.object({}), execute: async () => { throw 'plain string'; } }), { permissions: { required: [] } });
+    const a = await r.execute('thrower', {}, makeCtx());
+    expect(a).toMatchObject({ status: 'error', error: 'No such branch "dev". List branches first.' });
+    const b = await r.execute('soft', {}, makeCtx());
+    expect(b).toMatchObject({ status: 'error', error: 'quota exceeded', result: { output: 'partial output' } });
+    const c = await r.execute('nonerror', {}, makeCtx());
+    expect(c.error).toBe('plain string');
+  });
+
+  it("the caller's ctx.metadata and onToolResult both hear every progress call, in order", async () => {
+    const r = createRegistry().register(
+      Tool.define('steps', {
+        description: 'd',
+        parameters: z.object({}),
+        async execute(_a, ctx) {
+          for (let i = 1; i <= 3; i++) ctx.metadata({ title: `step ${i}`, metadata: { i } });
+          return { title: 'done', metadata: { i: 3 }, output: 'ok' };
+        },
+      }),
+      { permissions: { required: [] } },
+    );
+    const ctx = makeCtx();
+    const updates: ToolUpdate[] = [];
+    const res = await r.execute('steps', {}, ctx, undefined, { onToolResult: (u) => updates.push(u) });
+    expect(ctx.updates.map((u) => u.title)).toEqual(['step 1', 'step 2', 'step 3']);
+    expect(updates.map((u) => `${u.status}:${u.result.title}`)).toEqual(['running:step 1', 'running:step 2', 'running:step 3', 'completed:done']);
+    expect(updates.every((u) => u.callID === 'call-1' && u.toolId === 'steps')).toBe(true);
+    expect(res).toBe(updates[3]);
+  });
+});
+
+describe('abort and timeout', () => {
+  it('abort during a long call ends it promptly: the final update comes before the tool would have finished', async () => {
+    const { info, events } = sleepTool();
+    const r = createRegistry().register(info, { permissions: { required: [] } });
+    const ctx = makeCtx();
+    const order: string[] = [];
+    const p = r.execute('sleep', { ms: 20_000 }, ctx).then((res) => {
+      order.push('final');
+      return res;
+    });
+    await new Promise((res) => setTimeout(res, 20));
+    order.push('abort');
+    ctx.abortNow();
+    const res = await p;
+    expect(res.status).toBe('error');
+    expect(res.error).toMatch(/Tool "sleep" was aborted before it finished/);
+    expect(order).toEqual(['abort', 'final']);
+    expect(events).toEqual(['started', 'tool saw abort']);
+  });
+
+  it('an already-aborted signal never starts the tool', async () => {
+    const { info, events } = sleepTool();
+    const r = createRegistry().register(info, { permissions: { required: [] } });
+    const res = await r.execute('sleep', { ms: 1 }, makeCtx(), undefined, { signal: AbortSignal.abort('user hit stop') });
+    expect(res.error).toMatch(/aborted \(user hit stop\)/);
+    expect(events).toEqual([]);
+  });
+
+  it('the registry default timeout stops a slow tool with a clear message; a per-call override wins', async () => {
+    const { info } = sleepTool();
+    const r = createRegistry({ timeoutMs: 50 }).register(info, { permissions: { required: [] } });
+    const res = await r.execute('sleep', { ms: 10_000 }, makeCtx());
+    expect(res.error).toMatch(/timed out after 50 ms/);
+    const ok = await r.execute('sleep', { ms: 100 }, makeCtx(), undefined, { timeoutMs: 5_000 });
+    expect(ok.success).toBe(true);
+  });
+
+  it('a tool that manages its own time is not cut short by the registry default; its maxMs still caps overrides', async () => {
+    const managed = sleepTool('managed', { managed: true, maxMs: 300 });
+    const r = createRegistry({ timeoutMs: 20 }).register(managed.info, { permissions: { required: [] } });
+    const ok = await r.execute('managed', { ms: 150 }, makeCtx());
+    expect(ok.success).toBe(true);
+    const capped = await r.execute('managed', { ms: 10_000 }, makeCtx(), undefined, { timeoutMs: 1_000_000 });
+    expect(capped.error).toMatch(/timed out after 300 ms/);
+    const own = sleepTool('own', { defaultMs: 40 });
+    r.register(own.info, { permissions: { required: [] } });
+    expect((await r.execute('own', { ms: 200 }, makeCtx())).error).toMatch(/timed out after 40 ms/);
+  });
+
+  it('LangChain config.signal aborts a call made through the adapter', async () => {
+    const { info, events } = sleepTool();
+    const r = createRegistry().register(info, { permissions: { required: [] } });
+    const [t] = await r.tools();
+    const controller = new AbortController();
+    const p = t.invoke({ type: 'tool_call', id: 'tc1', name: 'sleep', args: { ms: 20_000 } }, { signal: controller.signal });
+    await new Promise((res) => setTimeout(res, 20));
+    controller.abort();
+    const msg = (await p) as ToolMessage;
+    expect(msg.status).toBe('error');
+    expect(msg.content).toMatch(/was aborted/);
+    expect(events).toEqual(['started', 'tool saw abort']);
+  });
+});
+
+describe('limits', () => {
+  it('the concurrency limit queues excess calls', async () => {
+    let active = 0;
+    let peak = 0;
+    const t = Tool.define('busy', {
+      description: 'd',
+      parameters: z.object({}),
+      async execute() {
+        active++;
+        peak = Math.max(peak, active);
+        await new Promise((res) => setTimeout(res, 20));
+        active--;
+        return { title: 'b', metadata: {}, output: 'ok' };
+      },
+    });
+    const r = createRegistry({ concurrency: 3 }).register(t, { permissions: { required: [] } });
+    const all = Array.from({ length: 10 }, () => r.execute('busy', {}, makeCtx()));
+    await new Promise((res) => setTimeout(res, 5));
+    expect(r.load()).toEqual({ running: 3, queued: 7 });
+    const results = await Promise.all(all);
+    expect(results.every((x) => x.success)).toBe(true);
+    expect(peak).toBe(3);
+    expect(() => createRegistry({ concurrency: 0 })).toThrow(/positive integer/);
+  });
+
+  it('a queued call can be aborted while waiting, and exempt tools skip the queue', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((res) => (release = res));
+    const r = createRegistry({ concurrency: 1 });
+    r.register(Tool.define('hold', { description: 'd', parameters: z.object({}), execute: async () => { await gate; return { title: 'h', metadata: {}, output: 'held' }; } }), { permissions: { required: [] } });
+    r.register(Tool.define('free', { description: 'd', parameters: z.object({}), concurrency: 'exempt', execute: async () => ({ title: 'f', metadata: {}, output: 'free' }) }), { permissions: { required: [] } });
+    const held = r.execute('hold', {}, makeCtx());
+    const queuedCtx = makeCtx();
+    const queued = r.execute('hold', {}, queuedCtx);
+    expect((await r.execute('free', {}, makeCtx())).result.output).toBe('free');
+    queuedCtx.abortNow();
+    expect((await queued).error).toMatch(/aborted/);
+    release();
+    expect((await held).success).toBe(true);
+    expect(r.load()).toEqual({ running: 0, queued: 0 });
+  });
+
+  it('caps output at 2000 lines / 50 KB with the full text saved and a hint; at the edge nothing is cut', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`).join('\n');
+      const t = Tool.define('big', {
+        description: 'd',
+        parameters: z.object({ n: z.number(), text: z.string().optional() }),
+        execute: async (a) => ({ title: 'big', metadata: {}, output: a.text ?? lines(a.n) }),
+      });
+      const r = createRegistry({ truncate: { outputDir: dir } }).register(t, { permissions: { required: [] } });
+      const atEdge = await r.execute('big', { n: 2000 }, makeCtx());
+      expect(atEdge.result.output).toBe(lines(2000));
+      expect(atEdge.result.metadata.truncated).toBeUndefined();
+      const past = await r.execute('big', { n: 2001 }, makeCtx());
+      expect(past.result.metadata.truncated).toBe(true);
+      const saved = past.result.metadata.outputPath as string;
+      expect(path.dirname(saved)).toBe(dir);
+      expect(await readFile(saved, 'utf8')).toBe(lines(2001));
+      expect(past.result.output.startsWith(lines(2000))).toBe(true);
+      expect(past.result.output).toMatch(/showing 2000 of 2001 lines.*saved at .*offset=2001/s);
+      const exactBytes = 'x'.repeat(50 * 1024 - 1);
+      expect((await r.execute('big', { n: 0, text: exactBytes }, makeCtx())).result.output).toBe(exactBytes);
+      const overBytes = await r.execute('big', { n: 0, text: 'y'.repeat(50 * 1024 + 1) + '\nnext' });
+      expect(overBytes.result.metadata.truncated).toBe(true);
+      expect(overBytes.result.output).toMatch(/showing the first 51200 bytes of line 1 of 2 lines/);
+      expect(overBytes.result.output.startsWith('y'.repeat(50 * 1024) + '\n\n...')).toBe(true);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('a tool that truncates itself (metadata.truncated set) is left alone', async () => {
+    const long = 'z\n'.repeat(5000);
+    const t = Tool.define('self', { description: 'd', parameters: z.object({}), execute: async () => ({ title: 's', metadata: { truncated: false }, output: long }) });
+    const r = createRegistry().register(t, { permissions: { required: [] } });
+    expect((await r.execute('self', {}, makeCtx())).result.output).toBe(long);
+  });
+});
+
+describe('observability and isolation', () => {
+  it('statistics count calls, failures and average duration', async () => {
+    const r = createRegistry().register(echo, { permissions: { required: [] } });
+    await r.execute('echo', { text: 'a' }, makeCtx());
+    await r.execute('echo', { text: 'b' }, makeCtx());
+    await r.execute('echo', { text: 3 }, makeCtx());
+    const s = r.stats('echo')!;
+    expect(s).toMatchObject({ calls: 3, failures: 1 });
+    expect(s.lastError).toMatch(/Invalid arguments/);
+    expect(s.averageDurationMs).toBeGreaterThanOrEqual(0);
+    expect(Object.keys(r.stats())).toEqual(['echo']);
+  });
+
+  it('events: requested, progress, completed, failed; unsubscribe stops them', async () => {
+    const r = createRegistry().register(echo, { permissions: { required: [] } });
+    const seen: string[] = [];
+    const off = r.subscribe((e) => seen.push(e.type));
+    await r.execute('echo', { text: 'a' }, makeCtx());
+    await r.execute('echo', {}, makeCtx());
+    off();
+    await r.execute('echo', { text: 'a' }, makeCtx());
+    expect(seen).toEqual(['requested', 'progress', 'completed', 'requested', 'failed']);
+  });
+
+  it('two isolated registries used concurrently never see each other’s tools, callbacks or results', async () => {
+    const make = (tag: string) => {
+      const r = createRegistry();
+      r.register(
+        Tool.define('work', {
+          description: tag,
+          parameters: z.object({ n: z.number() }),
+          async execute(a, ctx) {
+            for (let i = 0; i < 5; i++) {
+              ctx.metadata({ title: `${tag}-${a.n}-${i}` });
+              await new Promise((res) => setTimeout(res, 1));
+            }
+            return { title: tag, metadata: { tag }, output: `${tag}:${a.n}` };
+          },
+        }),
+        { permissions: { required: [] } },
+      );
+      r.register(Tool.define(`only_${tag}`, { description: tag, parameters: z.object({}), execute: async () => ({ title: '', metadata: {}, output: '' }) }), { permissions: { required: [] } });
+      return r;
+    };
+    const a = make('A');
+    const b = make('B');
+    const aUpdates: ToolUpdate[] = [];
+    const bUpdates: ToolUpdate[] = [];
+    const aEvents: ToolEvent[] = [];
+    a.subscribe((e) => aEvents.push(e));
+    const [aTools, bTools] = await Promise.all([
+      a.tools({ onToolResult: (u) => aUpdates.push(u) }),
+      b.tools({ onToolResult: (u) => bUpdates.push(u) }),
+    ]);
+    expect(aTools.map((t) => t.name)).toEqual(['work', 'only_A']);
+    expect(bTools.map((t) => t.name)).toEqual(['work', 'only_B']);
+    const calls = [];
+    for (let n = 0; n < 10; n++) {
+      calls.push(aTools[0].invoke({ type: 'tool_call', id: `a${n}`, name: 'work', args: { n } }));
+      calls.push(bTools[0].invoke({ type: 'tool_call', id: `b${n}`, name: 'work', args: { n } }));
+    }
+    const msgs = (await Promise.all(calls)) as ToolMessage[];
+    for (const m of msgs) expect(m.content).toBe(`${m.tool_call_id.startsWith('a') ? 'A' : 'B'}:${m.tool_call_id.slice(1)}`);
+    expect(aUpdates).toHaveLength(60);
+    expect(bUpdates).toHaveLength(60);
+    expect(aUpdates.every((u) => u.callID.startsWith('a') && (u.result.title.startsWith('A') || u.result.title === 'A'))).toBe(true);
+    expect(bUpdates.every((u) => u.callID.startsWith('b') && u.result.title.startsWith('B'))).toBe(true);
+    expect(aEvents.every((e) => !('callID' in e) || e.callID.startsWith('a'))).toBe(true);
+    expect(b.stats('work')?.calls).toBe(10);
+  });
+
+  it('wrappers from one registry with different onToolResult are scoped to their own agent', async () => {
+    const r = createRegistry().register(echo, { permissions: { required: [] } });
+    const first: ToolUpdate[] = [];
+    const second: ToolUpdate[] = [];
+    const [t1] = await r.tools({ onToolResult: (u) => first.push(u) });
+    const [t2] = await r.tools({ onToolResult: (u) => second.push(u), createContext: () => ({ sessionID: 'S2', agent: 'second' }) });
+    await t1.invoke({ type: 'tool_call', id: 'one', name: 'echo', args: { text: 'x' } });
+    await t2.invoke({ type: 'tool_call', id: 'two', name: 'echo', args: { text: 'y' } });
+    expect(first.map((u) => u.callID)).toEqual(['one', 'one']);
+    expect(second.map((u) => u.callID)).toEqual(['two', 'two']);
+  });
+});
+
+describe('LangChain adapter', () => {
+  it('invoke with a ToolCall returns a ToolMessage whose artifact is the structured result', async () => {
+    const r = createRegistry().register(echo, { permissions: { required: [] } });
+    const [t] = await r.tools();
+    const msg = (await t.invoke({ type: 'tool_call', id: 'tc', name: 'echo', args: { text: 'hey' } })) as ToolMessage;
+    expect(ToolMessage.isInstance(msg)).toBe(true);
+    expect(msg).toMatchObject({ content: 'hey', tool_call_id: 'tc', name: 'echo', status: 'success' });
+    expect(msg.artifact).toEqual({ title: 'echoed', metadata: { length: 3 }, output: 'hey' });
+    expect(await t.invoke({ text: 'plain' })).toBe('plain');
+  });
+
+  it('passes the session from createContext to the tool', async () => {
+    const sessions: string[] = [];
+    const t = Tool.define('who', { description: 'd', parameters: z.object({}), execute: async (_a, ctx) => { sessions.push(`${ctx.sessionID}/${ctx.agent}/${ctx.callID}`); return { title: '', metadata: {}, output: '' }; } });
+    const r = createRegistry().register(t, { permissions: { required: [] } });
+    const [w] = await r.tools({ createContext: (id, callID) => ({ sessionID: 'S', agent: `agent-for-${id}`, messageID: callID }) });
+    await w.invoke({ type: 'tool_call', id: 'c9', name: 'who', args: {} });
+    expect(sessions).toEqual(['S/agent-for-who/c9']);
+    const [defaulted] = await r.tools();
+    await defaulted.invoke({ type: 'tool_call', id: 'c10', name: 'who', args: {} });
+    await defaulted.invoke({ type: 'tool_call', id: 'c11', name: 'who', args: {} });
+    expect(sessions[1].split('/')[0]).toMatch(/^session-/);
+    expect(sessions[1].split('/')[0]).toBe(sessions[2].split('/')[0]);
+  });
+});
+
+
