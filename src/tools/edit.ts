@@ -1,0 +1,215 @@
+/**
+ * edit: replace text in a file. Exact match first, then the tolerant cascade of edit-match.ts;
+ * serialised per file, checked against the session's last read, written atomically, CRLF and BOM
+ * kept. The unified diff goes to metadata, a one-line summary to the model.
+ */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { structuredPatch, formatPatch } from 'diff';
+import { Tool } from '../tool.js';
+import { Workspace, atomicWriteFile, readTracker, withFileLock } from '../workspace.js';
+import { findMatches, closestCandidate, rangeLines, AmbiguousBlockError, type MatchRange } from './edit-match.js';
+
+/** Lines of context around each change in the unified diff. */
+export const DIFF_CONTEXT_LINES = 3;
+/** Lines of the closest candidate quoted in a not-found error. */
+export const MAX_CANDIDATE_LINES = 30;
+/** Match locations listed in an ambiguity error. */
+export const MAX_LISTED_MATCHES = 10;
+
+const parameters = z.object({
+  filePath: z.string().describe('Path of the file to edit: absolute, or relative to the workspace root.'),
+  oldString: z.string().describe('The exact text to replace (copy it from read output, without the "N: " prefixes). Empty to create a new file.'),
+  newString: z.string().describe('The text to put in its place (must differ from oldString).'),
+  replaceAll: z
+    .preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean().optional())
+    .describe('Replace every occurrence of oldString instead of requiring exactly one (default false).'),
+});
+
+export const EditTool = Tool.define('edit', async (initCtx) => {
+  const ws = await Workspace.fromInitContext(initCtx);
+  return {
+    description: 'Replace oldString with newString in a file (exact match first, then whitespace/indentation-tolerant matching).',
+    parameters,
+    async execute(args: z.infer<typeof parameters>, ctx) {
+      const replaceAll = args.replaceAll ?? false;
+      if (args.oldString === args.newString) {
+        throw new Error('oldString and newString are identical, so there is nothing to change. Put the new text in newString.');
+      }
+      const abs = await ws.resolve(args.filePath, 'write');
+      const shown = ws.display(abs);
+      return withFileLock(abs, async () => {
+        if (ctx.abort.aborted) throw new Error('edit was aborted before it started; the file is unchanged.');
+        const stat = await fs.stat(abs).catch((err: NodeJS.ErrnoException) => {
+          if (err.code === 'ENOENT') return undefined;
+          throw err;
+        });
+        if (!stat) {
+          if (args.oldString !== '') {
+            throw new Error(`File ${shown} does not exist. To create it, call edit with an empty oldString (or use write); otherwise check the path.`);
+          }
+          await fs.mkdir(path.dirname(abs), { recursive: true });
+          const { stat: stamp } = await atomicWriteFile(abs, args.newString, { signal: ctx.abort });
+          readTracker.record(ctx.sessionID, abs, stamp);
+          const d = unifiedDiff(shown, '', args.newString);
+          return {
+            title: shown,
+            output: `Created ${shown} (${countLines(args.newString)} lines).`,
+            metadata: { path: shown, created: true, diff: d.diff, additions: d.additions, deletions: d.deletions, replacements: 1, matcher: 'create', truncated: false },
+          };
+        }
+        if (stat.isDirectory()) throw new Error(`${shown} is a directory; give the path of a file inside it.`);
+        await readTracker.assertFresh(ctx.sessionID, abs, shown);
+
+        const raw = await fs.readFile(abs, 'utf8');
+        const bom = raw.charCodeAt(0) === 0xfeff ? '\uFEFF' : '';
+        const body = bom ? raw.slice(1) : raw;
+        // A consistently CRLF file is matched as LF and written back as CRLF; a mixed file is
+        // matched as it is, so lines the edit does not touch keep their own endings.
+        const crlf = body.includes('\r\n') && !/(^|[^\r])\n/.test(body);
+        const content = crlf ? body.replace(/\r\n/g, '\n') : body;
+        const oldString = normaliseEol(args.oldString, crlf);
+        const newString = normaliseEol(args.newString, crlf);
+
+        let updated: string;
+        let replacements = 1;
+        let matcher = 'replace-empty';
+        let firstLine = 1;
+        let score: number | undefined;
+        if (oldString === '') {
+          if (content !== '') {
+            throw new Error(`oldString is empty but ${shown} already has content. Give the text to replace, or use write to replace the whole file.`);
+          }
+          updated = newString;
+        } else {
+          let found;
+          try {
+            found = findMatches(content, oldString, newString);
+          } catch (err) {
+            if (err instanceof AmbiguousBlockError) {
+              throw new Error(
+                `oldString was not found exactly in ${shown}, and ${err.startLines.length} blocks match it about equally well ` +
+                  `(starting at lines ${err.startLines.join(', ')}). Re-read the file and copy the exact text, with enough surrounding lines to be unique.`,
+              );
+            }
+            throw err;
+          }
+          if (!found) throw new Error(notFoundMessage(shown, content, oldString));
+          const lines = rangeLines(content, found.ranges);
+          if (found.ranges.length > 1 && !replaceAll) {
+            const listed = lines.slice(0, MAX_LISTED_MATCHES).join(', ') + (lines.length > MAX_LISTED_MATCHES ? ', ...' : '');
+            throw new Error(
+              `Found ${found.ranges.length} matches for oldString in ${shown} (at lines ${listed}). ` +
+                'Add more surrounding lines to oldString to make it unique, or set replaceAll to true to replace every one.',
+            );
+          }
+          updated = applyRanges(content, found.ranges);
+          replacements = found.ranges.length;
+          matcher = found.matcher;
+          firstLine = lines[0];
+          score = found.score;
+        }
+        if (updated === content) throw new Error(`The edit would leave ${shown} unchanged (the matched text already equals newString). Nothing was written.`);
+        const d = unifiedDiff(shown, content, updated);
+        const final = bom + (crlf ? updated.replace(/\n/g, '\r\n') : updated);
+        if (ctx.abort.aborted) throw new Error('edit was aborted; the file is unchanged.');
+        const { stat: stamp } = await atomicWriteFile(abs, final, { signal: ctx.abort });
+        readTracker.record(ctx.sessionID, abs, stamp);
+        const how = matcher === 'exact' || matcher === 'replace-empty' ? '' : `, matched by ${matcher} matching${score !== undefined ? ` (similarity ${score.toFixed(2)})` : ''}`;
+        const what = replacements === 1 ? `1 replacement at line ${firstLine}` : `${replacements} replacements`;
+        return {
+          title: shown,
+          output: `Edited ${shown}: ${what}${how} (+${d.additions} -${d.deletions} lines).`,
+          metadata: { path: shown, created: false, diff: d.diff, additions: d.additions, deletions: d.deletions, replacements, matcher, truncated: false },
+        };
+      });
+    },
+  };
+});
+
+function normaliseEol(s: string, crlf: boolean): string {
+  return crlf ? s.replace(/\r\n/g, '\n') : s;
+}
+
+function applyRanges(content: string, ranges: MatchRange[]): string {
+  const sorted = [...ranges].sort((a, b) => a.start - b.start);
+  let out = '';
+  let pos = 0;
+  for (const r of sorted) {
+    out += content.slice(pos, r.start) + r.replacement;
+    pos = r.end;
+  }
+  return out + content.slice(pos);
+}
+
+function notFoundMessage(shown: string, content: string, oldString: string): string {
+  const c = closestCandidate(content, oldString);
+  const head = `oldString was not found in ${shown} (also not with whitespace, indentation, escape or quote differences ignored).`;
+  if (!c) return `${head} Re-read the file and copy the exact text you want to replace into oldString.`;
+  const shownLines = c.lines.slice(0, MAX_CANDIDATE_LINES).map((l, i) => `${c.startLine + i}: ${l.length > 200 ? `${l.slice(0, 200)}...` : l}`);
+  const more = c.lines.length > MAX_CANDIDATE_LINES ? '\n...' : '';
+  return (
+    `${head} The closest candidate is at lines ${c.startLine}-${c.endLine}:\n${shownLines.join('\n')}${more}\n` +
+    `Re-read the file (read with offset=${Math.max(1, c.startLine - 5)}) and copy the exact text into oldString, without the "N: " prefixes.`
+  );
+}
+
+function countLines(s: string): number {
+  if (s === '') return 0;
+  return s.split('\n').length - (s.endsWith('\n') ? 1 : 0);
+}
+
+/** A unified diff of two versions of a file and its +/- line counts. */
+export interface DiffSummary {
+  diff: string;
+  additions: number;
+  deletions: number;
+}
+
+/**
+ * Unified diff via the `diff` package, computed only on the region that changed (common leading
+ * and trailing lines are cut off first, then the hunk numbers shifted back), so one changed line
+ * in a 10 MB file costs a prefix scan, not a whole-file diff.
+ */
+export function unifiedDiff(name: string, before: string, after: string): DiffSummary {
+  let head = 0;
+  const max = Math.min(before.length, after.length);
+  while (head < max && before.charCodeAt(head) === after.charCodeAt(head)) head++;
+  let tail = 0;
+  while (tail < max - head && before.charCodeAt(before.length - 1 - tail) === after.charCodeAt(after.length - 1 - tail)) tail++;
+  // Widen to whole lines plus context.
+  let start = before.lastIndexOf('\n', head - 1) + 1;
+  for (let n = 0; n < DIFF_CONTEXT_LINES && start > 0; n++) start = before.lastIndexOf('\n', start - 2) + 1;
+  let endBefore = before.length - tail;
+  let endAfter = after.length - tail;
+  for (let n = 0; n <= DIFF_CONTEXT_LINES; n++) {
+    const nb = before.indexOf('\n', endBefore);
+    if (nb === -1) {
+      endBefore = before.length;
+      endAfter = after.length;
+      break;
+    }
+    endAfter += nb + 1 - endBefore;
+    endBefore = nb + 1;
+  }
+  const lineOffset = start === 0 ? 0 : countNewlines(before, 0, start);
+  const patch = structuredPatch(name, name, before.slice(start, endBefore), after.slice(start, endAfter), '', '', { context: DIFF_CONTEXT_LINES });
+  let additions = 0;
+  let deletions = 0;
+  for (const h of patch.hunks) {
+    h.oldStart += lineOffset;
+    h.newStart += lineOffset;
+    for (const l of h.lines) {
+      if (l.startsWith('+')) additions++;
+      else if (l.startsWith('-')) deletions++;
+    }
+  }
+  return { diff: formatPatch(patch), additions, deletions };
+}
+
+function countNewlines(s: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = s.indexOf('\n', from); i !== -1 && i < to; i = s.indexOf('\n', i + 1)) n++;
+  return n;
+}
