@@ -1,0 +1,134 @@
+import { describe, it, expect } from '@jest/globals';
+import {
+  TodoWriteTool,
+  TodoReadTool,
+  TodoStore,
+  MAX_TODOS,
+  MAX_TODO_CONTENT_CHARS,
+  type TodoItem,
+  type TodoMetadata,
+} from '../src/tools/todo.js';
+import { makeCtx } from './helpers.js';
+
+async function tools(initCtx: Record<string, unknown> = { todoStore: new TodoStore() }) {
+  const write = await TodoWriteTool.init(initCtx);
+  const read = await TodoReadTool.init(initCtx);
+  return {
+    write: async (todos: unknown, session = 's1') => write.execute(write.parameters.parse({ todos }), makeCtx({ sessionID: session })),
+    read: async (session = 's1') => read.execute(read.parameters.parse({}), makeCtx({ sessionID: session })),
+  };
+}
+
+const item = (id: string, status: TodoItem['status'] = 'pending', priority?: TodoItem['priority']) =>
+  ({ id, content: `Step ${id}`, status, ...(priority ? { priority } : {}) });
+
+describe('todowrite / todoread', () => {
+  it('starts empty, then returns exactly what was written, with defaults applied', async () => {
+    const t = await tools();
+    const empty = await t.read();
+    expect(empty.title).toBe('0 open todos');
+    expect(empty.output).toMatch(/No todos/);
+    expect(empty.metadata.todos).toEqual([]);
+
+    const res = await t.write([item('1', 'completed', 'high'), item('2', 'in_progress'), item('3', 'pending', 'low'), item('4', 'cancelled')]);
+    expect(res.title).toBe('2 open todos');
+    expect(res.metadata.todos).toEqual([
+      { id: '1', content: 'Step 1', status: 'completed', priority: 'high' },
+      { id: '2', content: 'Step 2', status: 'in_progress', priority: 'medium' },
+      { id: '3', content: 'Step 3', status: 'pending', priority: 'low' },
+      { id: '4', content: 'Step 4', status: 'cancelled', priority: 'medium' },
+    ]);
+    expect((res.metadata as TodoMetadata).counts).toEqual({ pending: 1, in_progress: 1, completed: 1, cancelled: 1 });
+    expect(res.metadata.truncated).toBe(false);
+    expect(res.output.split('\n')).toEqual([
+      '2 open todos (1 in progress, 1 pending), 1 completed, 1 cancelled',
+      '[x] Step 1 (id 1, high)',
+      '[~] Step 2 (id 2, medium, in progress)',
+      '[ ] Step 3 (id 3, low)',
+      '[-] Step 4 (id 4, medium)',
+    ]);
+    const again = await t.read();
+    expect(again.metadata.todos).toEqual(res.metadata.todos);
+    expect(again.output).toBe(res.output);
+  });
+
+  it('replaces the whole list on each write', async () => {
+    const t = await tools();
+    await t.write([item('a'), item('b')]);
+    await t.write([item('c', 'completed')]);
+    const res = await t.read();
+    expect(res.metadata.todos.map((x) => x.id)).toEqual(['c']);
+    expect(res.title).toBe('0 open todos');
+    await t.write([item('d')]);
+    expect((await t.read()).title).toBe('1 open todo');
+  });
+
+  it('keeps sessions apart', async () => {
+    const t = await tools();
+    await t.write([item('mine')], 'alice');
+    await t.write([item('theirs'), item('other')], 'bob');
+    expect((await t.read('alice')).metadata.todos.map((x) => x.id)).toEqual(['mine']);
+    expect((await t.read('bob')).metadata.todos.map((x) => x.id)).toEqual(['theirs', 'other']);
+    expect((await t.read('carol')).metadata.todos).toEqual([]);
+  });
+
+  it('shares one store between the two tools by default, and honours initCtx.todoStore', async () => {
+    const a = await tools({});
+    await a.write([item('shared')], 'default-store-session');
+    const b = await tools({});
+    expect((await b.read('default-store-session')).metadata.todos.map((x) => x.id)).toEqual(['shared']);
+    const isolated = await tools({ todoStore: new TodoStore() });
+    expect((await isolated.read('default-store-session')).metadata.todos).toEqual([]);
+  });
+
+  it('callers cannot change the stored list through returned objects', async () => {
+    const t = await tools();
+    const res = await t.write([item('1')]);
+    res.metadata.todos[0].content = 'mutated';
+    expect((await t.read()).metadata.todos[0].content).toBe('Step 1');
+  });
+
+  it('rejects duplicate ids and empty content, naming the items, and keeps the old list', async () => {
+    const t = await tools();
+    await t.write([item('keep')]);
+    await expect(t.write([item('1'), item('2'), item('1')])).rejects.toThrow(/items 1 and 3 share the id "1".*send the whole list again/);
+    await expect(t.write([{ id: 'x', content: '   ', status: 'pending' }])).rejects.toThrow(/item 1 \(id "x"\) has empty content/);
+    await expect(t.write([{ id: ' ', content: 'c', status: 'pending' }])).rejects.toThrow(/item 1 has an empty id/);
+    expect((await t.read()).metadata.todos.map((x) => x.id)).toEqual(['keep']);
+  });
+
+  it('rejects unknown statuses and priorities through the schema', async () => {
+    const t = await tools();
+    await expect(t.write([{ id: '1', content: 'c', status: 'done' }])).rejects.toThrow();
+    await expect(t.write([{ id: '1', content: 'c', status: 'pending', priority: 'urgent' }])).rejects.toThrow();
+  });
+
+  it(`accepts exactly ${MAX_TODOS} items and refuses ${MAX_TODOS + 1}`, async () => {
+    const t = await tools();
+    const max = Array.from({ length: MAX_TODOS }, (_, i) => item(String(i)));
+    expect((await t.write(max)).metadata.todos).toHaveLength(MAX_TODOS);
+    await expect(t.write([...max, item('extra')])).rejects.toThrow(new RegExp(`Too many todos: ${MAX_TODOS + 1} items, the limit is ${MAX_TODOS}`));
+  });
+
+  it(`accepts content of ${MAX_TODO_CONTENT_CHARS} characters and refuses one more`, async () => {
+    const t = await tools();
+    const ok = 'x'.repeat(MAX_TODO_CONTENT_CHARS);
+    expect((await t.write([{ id: '1', content: ok, status: 'pending' }])).metadata.todos[0].content).toBe(ok);
+    await expect(t.write([{ id: '1', content: ok + 'x', status: 'pending' }])).rejects.toThrow(/limit is 2000/);
+  });
+
+  it('bounds the number of sessions a store keeps, dropping the least recently written', () => {
+    const store = new TodoStore(3);
+    for (const s of ['a', 'b', 'c']) store.set(s, [{ id: '1', content: s, status: 'pending', priority: 'low' }]);
+    store.set('a', []); // a becomes the most recent
+    store.set('d', []);
+    expect(store.size).toBe(3);
+    expect(store.get('b')).toEqual([]);
+    expect(store.get('c')).toHaveLength(1);
+  });
+
+  it('refuses a call without a session id', async () => {
+    const write = await TodoWriteTool.init({ todoStore: new TodoStore() });
+    await expect(write.execute({ todos: [] }, makeCtx({ sessionID: '' }))).rejects.toThrow(/no sessionID/);
+  });
+});

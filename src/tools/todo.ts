@@ -1,0 +1,157 @@
+/**
+ * todowrite / todoread: a per-session task list the model keeps for itself. Both tools share one
+ * store keyed by `ctx.sessionID`, so two sessions never see each other's lists.
+ */
+import { z } from 'zod';
+import { Tool } from '../tool.js';
+
+/** Most items one list may hold. */
+export const MAX_TODOS = 100;
+/** Longest item content, in characters. */
+export const MAX_TODO_CONTENT_CHARS = 2_000;
+/** Most sessions a store keeps; the least recently written list is dropped past it. */
+export const MAX_TODO_SESSIONS = 1_000;
+
+export const TODO_STATUSES = ['pending', 'in_progress', 'completed', 'cancelled'] as const;
+export const TODO_PRIORITIES = ['high', 'medium', 'low'] as const;
+
+/** One item of a todo list. */
+export interface TodoItem {
+  id: string;
+  content: string;
+  status: (typeof TODO_STATUSES)[number];
+  priority: (typeof TODO_PRIORITIES)[number];
+}
+
+/** The metadata both todo tools return. */
+export interface TodoMetadata extends Tool.Metadata {
+  todos: TodoItem[];
+  /** Items not completed or cancelled. */
+  open: number;
+  counts: Record<TodoItem['status'], number>;
+  truncated: false;
+}
+
+/** Todo lists keyed by session id, bounded in lists and items. */
+export class TodoStore {
+  private readonly lists = new Map<string, TodoItem[]>();
+
+  constructor(private readonly maxSessions = MAX_TODO_SESSIONS) {}
+
+  /** A copy of the session's list (empty when it has none). */
+  get(sessionID: string): TodoItem[] {
+    return (this.lists.get(sessionID) ?? []).map((t) => ({ ...t }));
+  }
+
+  /** Replaces the session's list with a copy of `todos`. */
+  set(sessionID: string, todos: TodoItem[]): void {
+    this.lists.delete(sessionID); // re-insert: Map order is the recency order
+    this.lists.set(sessionID, todos.map((t) => ({ ...t })));
+    while (this.lists.size > this.maxSessions) this.lists.delete(this.lists.keys().next().value as string);
+  }
+
+  /** Forgets a session's list (e.g. when the session ends). */
+  delete(sessionID: string): void {
+    this.lists.delete(sessionID);
+  }
+
+  /** How many sessions have a list. */
+  get size(): number {
+    return this.lists.size;
+  }
+}
+
+/** The store used unless `initCtx.todoStore` provides another (e.g. one per tenant). */
+export const defaultTodoStore = new TodoStore();
+
+const todoItem = z.object({
+  id: z.string().describe('A short id, unique within the list (e.g. "1", "2", "tests").'),
+  content: z.string().describe('What to do, as a short imperative sentence.'),
+  status: z.enum(TODO_STATUSES).describe('pending, in_progress (only one at a time), completed or cancelled.'),
+  priority: z.enum(TODO_PRIORITIES).optional().describe('high, medium or low. Default medium.'),
+});
+
+const writeParameters = z.object({
+  todos: z.array(todoItem).describe(`The whole updated list (it replaces the previous one), at most ${MAX_TODOS} items.`),
+});
+
+const readParameters = z.object({});
+
+export const TodoWriteTool = Tool.define<typeof writeParameters, TodoMetadata>('todowrite', (initCtx) => {
+  const store = storeFor(initCtx);
+  return {
+    description: 'Replace this session\'s todo list (id, content, status, priority per item) and return it.',
+    parameters: writeParameters,
+    async execute(args, ctx) {
+      const todos = validateTodos(args.todos);
+      store.set(sessionOf(ctx), todos);
+      return render(todos);
+    },
+  };
+});
+
+export const TodoReadTool = Tool.define<typeof readParameters, TodoMetadata>('todoread', (initCtx) => {
+  const store = storeFor(initCtx);
+  return {
+    description: 'Show this session\'s todo list.',
+    parameters: readParameters,
+    async execute(_args, ctx) {
+      return render(store.get(sessionOf(ctx)));
+    },
+  };
+});
+
+// ---------------------------------------------------------------------------------------------
+
+function storeFor(initCtx: Tool.InitContext): TodoStore {
+  return initCtx.todoStore instanceof TodoStore ? initCtx.todoStore : defaultTodoStore;
+}
+
+function sessionOf(ctx: Tool.Context): string {
+  if (typeof ctx.sessionID !== 'string' || !ctx.sessionID) {
+    throw new Error('The todo list needs a session: this call has no sessionID. The host must pass one in the tool context.');
+  }
+  return ctx.sessionID;
+}
+
+/** Checks the list as a whole (size, unique ids, non-empty content) and applies defaults. */
+export function validateTodos(input: ReadonlyArray<z.infer<typeof todoItem>>): TodoItem[] {
+  if (input.length > MAX_TODOS) {
+    throw new Error(
+      `Too many todos: ${input.length} items, the limit is ${MAX_TODOS}. Merge small steps, or drop completed and cancelled items, and send the list again.`,
+    );
+  }
+  const problems: string[] = [];
+  const seen = new Map<string, number>();
+  const todos = input.map((t, i) => {
+    const id = t.id.trim();
+    const content = t.content.trim();
+    if (!id) problems.push(`item ${i + 1} has an empty id`);
+    else if (seen.has(id)) problems.push(`items ${seen.get(id)! + 1} and ${i + 1} share the id "${id}"`);
+    else seen.set(id, i);
+    if (!content) problems.push(`item ${i + 1}${id ? ` (id "${id}")` : ''} has empty content`);
+    else if (content.length > MAX_TODO_CONTENT_CHARS) {
+      problems.push(`item ${i + 1}${id ? ` (id "${id}")` : ''} has ${content.length} characters of content, the limit is ${MAX_TODO_CONTENT_CHARS}`);
+    }
+    return { id, content, status: t.status, priority: t.priority ?? 'medium' } satisfies TodoItem;
+  });
+  if (problems.length) {
+    throw new Error(`Invalid todo list: ${problems.join('; ')}. Give every item a unique id and a non-empty content, then send the whole list again.`);
+  }
+  return todos;
+}
+
+const MARK: Record<TodoItem['status'], string> = { pending: '[ ]', in_progress: '[~]', completed: '[x]', cancelled: '[-]' };
+
+function render(todos: TodoItem[]): Tool.Result<TodoMetadata> {
+  const counts: TodoMetadata['counts'] = { pending: 0, in_progress: 0, completed: 0, cancelled: 0 };
+  for (const t of todos) counts[t.status]++;
+  const open = counts.pending + counts.in_progress;
+  const title = `${open} open todo${open === 1 ? '' : 's'}`;
+  const summary =
+    `${title} (${counts.in_progress} in progress, ${counts.pending} pending), ` +
+    `${counts.completed} completed, ${counts.cancelled} cancelled`;
+  const lines = todos.map((t) => `${MARK[t.status]} ${t.content} (id ${t.id}, ${t.priority}${t.status === 'in_progress' ? ', in progress' : ''})`);
+  const output = todos.length ? [summary, ...lines].join('\n') : 'No todos. Use todowrite to plan multi-step work.';
+  return { title, output, metadata: { todos, open, counts, truncated: false } };
+}
