@@ -253,16 +253,19 @@ describe('bash: output', () => {
   it('one character more keeps head and tail with a marker and saves the full output to a file', async () => {
     const res = await run({ command: `printf 'HEAD\\n'; head -c ${MAX_OUTPUT_CHARS - 9} /dev/zero | tr '\\0' a; printf '\\nTAIL'` });
     const m = res.metadata as BashMetadata;
-    expect(m.truncated).toBe(true);
-    expect(m.outputChars).toBe(MAX_OUTPUT_CHARS + 1);
-    expect(res.output.startsWith('HEAD\n')).toBe(true);
-    expect(res.output).toMatch(/TAIL$/);
-    expect(res.output).toMatch(/characters omitted/);
-    expect(res.output).toContain(`saved at ${m.outputPath}`);
-    const full = await readFile(m.outputPath!, 'utf8');
-    expect(full).toHaveLength(MAX_OUTPUT_CHARS + 1);
-    expect(full.startsWith('HEAD\naaa')).toBe(true);
-    await rm(m.outputPath!);
+    try {
+      expect(m.truncated).toBe(true);
+      expect(m.outputChars).toBe(MAX_OUTPUT_CHARS + 1);
+      expect(res.output.startsWith('HEAD\n')).toBe(true);
+      expect(res.output).toMatch(/TAIL$/);
+      expect(res.output).toMatch(/characters omitted/);
+      expect(res.output).toContain(`saved at ${m.outputPath}`);
+      const full = await readFile(m.outputPath!, 'utf8');
+      expect(full).toHaveLength(MAX_OUTPUT_CHARS + 1);
+      expect(full.startsWith('HEAD\naaa')).toBe(true);
+    } finally {
+      if (m.outputPath) await rm(m.outputPath, { force: true });
+    }
   });
 
   it('keeps memory bounded under a flood and saves every byte to the file', async () => {
