@@ -277,6 +277,21 @@ export class ToolRegistryImpl {
     });
   }
 
+  /**
+   * Imports MCP servers' tools as `server__tool` entries (see src/mcp/client.ts). The SDK is loaded
+   * only when this is called, so registries that never use MCP do not pay for it.
+   */
+  async connectMcp(options: import('./mcp/client.js').ConnectMcpOptions): Promise<import('./mcp/client.js').McpConnection> {
+    const mcp = await import('./mcp/client.js');
+    return mcp.connectMcp(this, options);
+  }
+
+  /** Closes every MCP connection (or only the named servers), unregisters their tools and ends their processes. */
+  async disconnectMcp(names?: string[]): Promise<void> {
+    const mcp = await import('./mcp/client.js');
+    return mcp.disconnectMcp(this, names);
+  }
+
   /** Per-tool call statistics (only tools that have been called). */
   stats(): Record<string, ToolStats>;
   stats(id: string): ToolStats | undefined;
