@@ -536,3 +536,29 @@ describe('LangChain adapter', () => {
 });
 
 
+
+describe('DeadlineQueue', () => {
+  it('fires each live deadline once, in order per duration, and never a cancelled one', async () => {
+    const { DeadlineQueue } = await import('../src/pipeline.js');
+    const q = new DeadlineQueue();
+    const fired: string[] = [];
+    const a = q.add(30, () => fired.push('a30'));
+    q.add(10, () => fired.push('b10'));
+    const c = q.add(30, () => fired.push('c30'));
+    q.add(30, () => fired.push('d30'));
+    q.add(5, () => fired.push('e5'));
+    a.cancel();
+    a.cancel();
+    await new Promise((res) => setTimeout(res, 80));
+    c.cancel(); // after firing: a no-op
+    expect(fired).toEqual(['e5', 'b10', 'c30', 'd30']);
+  });
+
+  it('a cancelled lane leaves no timer behind (the process could exit)', async () => {
+    const { DeadlineQueue } = await import('../src/pipeline.js');
+    const q = new DeadlineQueue();
+    const handles = Array.from({ length: 3000 }, () => q.add(60_000, () => { throw new Error('must not fire'); }));
+    for (const h of handles) h.cancel();
+    expect((q as unknown as { lanes: Map<number, unknown> }).lanes.size).toBe(0);
+  });
+});

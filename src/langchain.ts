@@ -44,6 +44,8 @@ function isToolCall(x: unknown): x is ToolCallLike {
 export class ToolbeltTool extends DynamicStructuredTool {
   /** The structured result rides on `ToolMessage.artifact`. */
   override responseFormat = 'content_and_artifact' as const;
+  /** `onToolResult`, when given; computed once, not per call. */
+  private readonly baseListeners: OnToolResult[];
 
   constructor(
     /** The initialised tool this wraps. */
@@ -61,6 +63,7 @@ export class ToolbeltTool extends DynamicStructuredTool {
         return [contentOf(final), final.result] as never;
       },
     });
+    this.baseListeners = options.onToolResult ? [options.onToolResult] : [];
   }
 
   /** Runs one call; used by `invoke` (with a ToolCall or plain arguments). */
@@ -104,30 +107,32 @@ export class ToolbeltTool extends DynamicStructuredTool {
   ): Promise<ToolFinalUpdate> {
     const { options, tool } = this;
     const callID = via.callID ?? `call-${Math.random().toString(36).slice(2)}`;
-    const listeners: OnToolResult[] = [];
-    if (options.onToolResult) listeners.push(options.onToolResult);
     const { writer, runManager } = via;
+    let listeners = this.baseListeners;
     if (writer || runManager) {
-      listeners.push((update: ToolUpdate) => {
-        if (update.status !== 'running') return;
-        const chunk: ToolProgressChunk = {
-          type: 'tool_progress',
-          toolId: update.toolId,
-          callID: update.callID,
-          title: update.result.title,
-          metadata: update.result.metadata,
-          timestamp: update.timestamp,
-        };
-        if (writer) writer(chunk);
-        if (runManager) void runManager.handleCustomEvent(PROGRESS_EVENT, chunk).catch(() => undefined);
-      });
+      listeners = [
+        ...listeners,
+        (update: ToolUpdate) => {
+          if (update.status !== 'running') return;
+          const chunk: ToolProgressChunk = {
+            type: 'tool_progress',
+            toolId: update.toolId,
+            callID: update.callID,
+            title: update.result.title,
+            metadata: update.result.metadata,
+            timestamp: update.timestamp,
+          };
+          if (writer) writer(chunk);
+          if (runManager) void runManager.handleCustomEvent(PROGRESS_EVENT, chunk).catch(() => undefined);
+        },
+      ];
     }
     const base = options.createContext(tool.id, callID);
     const signal = combineSignals(via.signal, options.signal);
     return runCall(options.host, {
       tool,
       args: input,
-      ctx: { ...base, extra: { ...options.extra, ...base.extra } },
+      ctx: base.extra || !options.extra ? base : { ...base, extra: options.extra },
       callID,
       signal,
       timeoutMs: options.timeoutMs,

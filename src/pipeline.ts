@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { Tool } from './tool.js';
-import { truncateOutput, type TruncateOptions } from './truncate.js';
+import { DEFAULT_MAX_BYTES, mayNeedTruncation, truncateOutput, type TruncateOptions } from './truncate.js';
 
 /** One update about a call: progress while running, then exactly one final update. */
 export interface ToolUpdate {
@@ -70,13 +70,18 @@ export class Semaphore {
     this.drain();
   }
 
+  /** Takes a free slot now and returns its release function, or undefined when all are taken. */
+  tryAcquire(): (() => void) | undefined {
+    if (this.active >= this.limit || this.waiters.length) return undefined;
+    this.active++;
+    return this.releaser();
+  }
+
   /** Waits for a slot; resolves to its release function. Rejects if `signal` aborts first. */
   acquire(signal?: AbortSignal): Promise<() => void> {
     if (signal?.aborted) return Promise.reject(abortReason(signal));
-    if (this.active < this.limit) {
-      this.active++;
-      return Promise.resolve(this.releaser());
-    }
+    const now = this.tryAcquire();
+    if (now) return Promise.resolve(now);
     return new Promise((resolve, reject) => {
       const grant = () => {
         signal?.removeEventListener('abort', onAbort);
@@ -113,6 +118,85 @@ function abortReason(signal: AbortSignal): Error {
   return r instanceof Error ? r : new Error(typeof r === 'string' ? r : 'The operation was aborted.');
 }
 
+/** A pending deadline; `cancel()` it when the call ends first. */
+export interface Deadline {
+  cancel(): void;
+}
+
+interface DeadlineEntry {
+  at: number;
+  fire?: () => void;
+}
+
+interface DeadlineLane {
+  entries: DeadlineEntry[];
+  head: number;
+  timer?: NodeJS.Timeout;
+}
+
+/** Entries a lane lets pile up at its front before it compacts the array. */
+const LANE_COMPACT_AT = 1024;
+
+/**
+ * Call timeouts with one timer per distinct duration instead of one per call: calls of the same
+ * duration expire in the order they started, so each duration is a FIFO lane whose timer is armed
+ * for its oldest live entry. A cancelled entry drops its callback at once (nothing is retained).
+ */
+export class DeadlineQueue {
+  private readonly lanes = new Map<number, DeadlineLane>();
+
+  /** Calls `fire` after `ms` unless cancelled first. */
+  add(ms: number, fire: () => void): Deadline {
+    let lane = this.lanes.get(ms);
+    if (!lane) this.lanes.set(ms, (lane = { entries: [], head: 0 }));
+    const entry: DeadlineEntry = { at: Date.now() + ms, fire };
+    lane.entries.push(entry);
+    if (!lane.timer) this.arm(ms, lane);
+    const queue = this;
+    return {
+      cancel() {
+        if (!entry.fire) return;
+        entry.fire = undefined;
+        queue.tidy(ms, lane!);
+      },
+    };
+  }
+
+  private arm(ms: number, lane: DeadlineLane): void {
+    const next = lane.entries[lane.head];
+    lane.timer = setTimeout(() => this.expire(ms, lane), Math.max(0, next.at - Date.now()));
+  }
+
+  private expire(ms: number, lane: DeadlineLane): void {
+    lane.timer = undefined;
+    const now = Date.now();
+    while (lane.head < lane.entries.length) {
+      const entry = lane.entries[lane.head];
+      if (entry.fire && entry.at > now) break;
+      lane.head++;
+      const fire = entry.fire;
+      entry.fire = undefined;
+      fire?.();
+    }
+    this.tidy(ms, lane);
+  }
+
+  /** Drops dead entries at the front; disarms an empty lane, re-arms a lane that has work. */
+  private tidy(ms: number, lane: DeadlineLane): void {
+    while (lane.head < lane.entries.length && !lane.entries[lane.head].fire) lane.head++;
+    if (lane.head === lane.entries.length) {
+      if (lane.timer) clearTimeout(lane.timer);
+      this.lanes.delete(ms);
+      return;
+    }
+    if (lane.head >= LANE_COMPACT_AT && lane.head * 2 >= lane.entries.length) {
+      lane.entries = lane.entries.slice(lane.head);
+      lane.head = 0;
+    }
+    if (!lane.timer) this.arm(ms, lane);
+  }
+}
+
 /** Statistics of one tool. */
 export interface ToolStats {
   calls: number;
@@ -125,6 +209,7 @@ export interface ToolStats {
 /** What the registry hands the pipeline: its shared limits and sinks. */
 export interface PipelineHost {
   semaphore: Semaphore;
+  deadlines: DeadlineQueue;
   defaultTimeoutMs: number;
   truncate: TruncateOptions;
   emit(event: ToolEvent): void;
@@ -256,160 +341,250 @@ export function effectiveTimeout(tool: Tool.Initialized, registryDefault: number
 }
 
 /** Runs one call through every step; never rejects: failures become an `error` final update. */
-export async function runCall(host: PipelineHost, req: CallRequest): Promise<ToolFinalUpdate> {
-  const { tool } = req;
-  const toolId = tool.id;
-  const callID = req.callID ?? req.ctx?.callID ?? randomUUID();
-  const started = Date.now();
-  const listeners = req.listeners ?? [];
-  const partial: Tool.Result = { title: '', metadata: {}, output: '' };
-  let settled = false;
+export function runCall(host: PipelineHost, req: CallRequest): Promise<ToolFinalUpdate> {
+  return new Call(host, req).run();
+}
 
-  const deliver = (update: ToolUpdate) => {
+const ABORT_EVENT_OPTIONS = { once: true } as const;
+
+/** The Tool.Context of one call; a class so that the lazy `abort` getter stays cheap. */
+class CallContext implements Tool.Context {
+  readonly sessionID: string;
+  readonly messageID: string;
+  readonly agent: string;
+  readonly extra?: Record<string, unknown>;
+  readonly metadata: (update: Tool.MetadataUpdate) => void;
+  readonly #call: Call;
+
+  constructor(
+    call: Call,
+    given: Partial<Tool.Context> | undefined,
+    readonly callID: string,
+  ) {
+    this.#call = call;
+    this.sessionID = given?.sessionID ?? 'default';
+    this.messageID = given?.messageID ?? callID;
+    this.agent = given?.agent ?? 'agent';
+    this.extra = given?.extra;
+    this.metadata = (update) => call.progress(update);
+  }
+
+  get abort(): AbortSignal {
+    return this.#call.signal();
+  }
+}
+
+/**
+ * One call's state. A class rather than closures: a no-op call then allocates one object, which
+ * keeps the adapter's per-call overhead close to a bare DynamicStructuredTool's.
+ */
+class Call {
+  private readonly toolId: string;
+  private readonly callID: string;
+  private readonly started = Date.now();
+  private readonly partial: Tool.Result = { title: '', metadata: {}, output: '' };
+  private settled = false;
+  /** Made only when someone asks for it (ctx.abort, a wait in the queue): AbortControllers are costly. */
+  private controller?: AbortController;
+  private stopped?: Error;
+  private abortMessage = '';
+  /** Set while the tool runs: stopping rejects the race directly (no signal listener per call). */
+  private interrupt?: (err: Error) => void;
+  private readonly onCallerAbort = (): void => this.callerAborted();
+
+  constructor(
+    private readonly host: PipelineHost,
+    private readonly req: CallRequest,
+  ) {
+    this.toolId = req.tool.id;
+    this.callID = req.callID ?? req.ctx?.callID ?? randomUUID();
+  }
+
+  async run(): Promise<ToolFinalUpdate> {
+    const { host, req, toolId } = this;
+    const tool = req.tool;
+    host.emit({ type: 'requested', toolId, callID: this.callID, args: req.args, timestamp: this.started });
+
+    let args: unknown;
+    try {
+      args = parseArguments(toolId, tool.parameters, req.args);
+    } catch (err) {
+      return this.fail((err as Error).message);
+    }
+
+    const signals = this.watchCallerSignals();
+    let release: (() => void) | undefined;
+    let deadline: Deadline | undefined;
+    try {
+      if (this.stopped) return this.fail(this.abortMessage);
+      if (tool.concurrency !== 'exempt') {
+        try {
+          release = host.semaphore.tryAcquire() ?? (await host.semaphore.acquire(this.signal()));
+        } catch {
+          return this.fail(this.abortMessage || `Tool "${toolId}" was aborted while waiting for a free slot.`);
+        }
+      }
+      const timeoutMs = effectiveTimeout(tool, host.defaultTimeoutMs, req.timeoutMs);
+      if (timeoutMs !== undefined) deadline = host.deadlines.add(timeoutMs, () => this.timedOut(timeoutMs));
+
+      let result: Tool.Result;
+      try {
+        const running = tool.execute(args as never, this.context());
+        result = await new Promise<Tool.Result>((resolve, reject) => {
+          this.interrupt = reject;
+          if (this.stopped) reject(this.stopped);
+          // An abandoned (stopped) call may still settle later; its outcome is ignored.
+          Promise.resolve(running).then(resolve, reject);
+        });
+      } catch (err) {
+        return this.fail(this.stopped ? this.abortMessage : errorText(err, toolId));
+      }
+      return this.complete(result);
+    } finally {
+      deadline?.cancel();
+      release?.();
+      if (signals) for (const s of signals) s.removeEventListener('abort', this.onCallerAbort);
+    }
+  }
+
+  /** The context handed to the tool. */
+  private context(): Tool.Context {
+    return new CallContext(this, this.req.ctx, this.callID);
+  }
+
+  /** The call's AbortSignal, made on first use. */
+  signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.stopped) this.controller.abort(this.stopped);
+    }
+    return this.controller.signal;
+  }
+
+  private watchCallerSignals(): AbortSignal[] | undefined {
+    const { req } = this;
+    if (!req.signal && !req.ctx?.abort) return undefined;
+    const signals = [req.signal, req.ctx?.abort].filter((s): s is AbortSignal => !!s);
+    for (const s of signals) {
+      if (s.aborted) {
+        this.callerAborted();
+        break;
+      }
+      s.addEventListener('abort', this.onCallerAbort, ABORT_EVENT_OPTIONS);
+    }
+    return signals;
+  }
+
+  private callerAborted(): void {
+    const { req } = this;
+    const reason: unknown = req.signal?.aborted ? req.signal.reason : req.ctx?.abort?.reason;
+    const why = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : '';
+    this.stop(`Tool "${this.toolId}" was aborted${why && why !== 'This operation was aborted' ? ` (${why})` : ''} before it finished.`);
+  }
+
+  private timedOut(timeoutMs: number): void {
+    this.stop(
+      `Tool "${this.toolId}" timed out after ${timeoutMs} ms and was stopped. ` +
+        'Try a smaller request (narrower path, fewer items) or a larger timeout if the tool accepts one.',
+    );
+  }
+
+  private stop(message: string): void {
+    if (this.stopped) return;
+    this.abortMessage = message;
+    this.stopped = new Error(message);
+    this.controller?.abort(this.stopped);
+    this.interrupt?.(this.stopped);
+  }
+
+  /** Handles one `ctx.metadata` call. */
+  progress(u: Tool.MetadataUpdate): void {
+    if (this.settled || !u) return;
+    const { partial } = this;
+    if (typeof u.title === 'string') partial.title = u.title;
+    if (u.metadata) partial.metadata = { ...partial.metadata, ...u.metadata };
+    const update: ToolUpdate = {
+      status: 'running',
+      toolId: this.toolId,
+      callID: this.callID,
+      result: { ...partial, metadata: { ...partial.metadata } },
+      timestamp: Date.now(),
+    };
+    this.deliver(update);
+    this.host.emit({ type: 'progress', toolId: this.toolId, callID: this.callID, update, timestamp: update.timestamp });
+  }
+
+  private complete(result: Tool.Result): ToolFinalUpdate | Promise<ToolFinalUpdate> {
+    const { toolId, host } = this;
+    if (!result || typeof result !== 'object' || typeof result.output !== 'string') {
+      return this.fail(`Tool "${toolId}" returned an invalid result (expected { title, metadata, output }). This is a bug in the tool.`);
+    }
+    const metadata = { ...(result.metadata ?? {}) } as Tool.Metadata;
+    const final: Tool.Result = { title: result.title ?? this.partial.title ?? toolId, metadata, output: result.output };
+    if (result.attachments?.length) final.attachments = result.attachments;
+    if (metadata.error) {
+      const message = typeof metadata.error === 'string' ? metadata.error : final.output || `Tool "${toolId}" reported an error.`;
+      return this.finish(message, final);
+    }
+    if (metadata.truncated === undefined && mayNeedTruncation(final.output, host.truncate)) {
+      return truncateOutput(final.output, toolId, host.truncate).then(
+        (capped) => {
+          if (capped.truncated) {
+            final.output = capped.output;
+            metadata.truncated = true;
+            metadata.outputPath = capped.outputPath;
+          }
+          return this.finish(undefined, final);
+        },
+        (err: Error) => {
+          // Saving the full output failed (disk full?): cut without the file rather than lose the call.
+          host.emit({ type: 'warning', toolId, message: `Could not save the full output: ${err.message}`, timestamp: Date.now() });
+          const cut = final.output.slice(0, host.truncate.maxBytes ?? DEFAULT_MAX_BYTES);
+          final.output = `${cut}\n\n... output truncated (the full output could not be saved: ${err.message}).`;
+          metadata.truncated = true;
+          return this.finish(undefined, final);
+        },
+      );
+    }
+    return this.finish(undefined, final);
+  }
+
+  private fail(message: string): ToolFinalUpdate {
+    const { partial } = this;
+    return this.finish(message, { title: partial.title || this.toolId, metadata: { ...partial.metadata, error: message }, output: message });
+  }
+
+  private finish(error: string | undefined, result: Tool.Result): ToolFinalUpdate {
+    this.settled = true;
+    const now = Date.now();
+    const durationMs = now - this.started;
+    const update = {
+      status: error === undefined ? 'completed' : 'error',
+      toolId: this.toolId,
+      callID: this.callID,
+      result,
+      timestamp: now,
+      success: error === undefined,
+      durationMs,
+    } as ToolFinalUpdate;
+    if (error !== undefined) update.error = error;
+    this.host.record(this.toolId, durationMs, error);
+    this.deliver(update);
+    this.host.emit({ type: error === undefined ? 'completed' : 'failed', toolId: this.toolId, callID: this.callID, update, timestamp: now } as ToolEvent);
+    return update;
+  }
+
+  private deliver(update: ToolUpdate): void {
+    const listeners = this.req.listeners;
+    if (!listeners) return;
     for (const listener of listeners) {
       try {
         listener(update);
       } catch (err) {
-        host.emit({ type: 'warning', toolId, message: `onToolResult listener threw: ${(err as Error).message}`, timestamp: Date.now() });
+        this.host.emit({ type: 'warning', toolId: this.toolId, message: `onToolResult listener threw: ${(err as Error).message}`, timestamp: Date.now() });
       }
     }
-  };
-
-  const finish = (error: string | undefined, result: Tool.Result): ToolFinalUpdate => {
-    settled = true;
-    const durationMs = Date.now() - started;
-    const update: ToolFinalUpdate = {
-      status: error === undefined ? 'completed' : 'error',
-      toolId,
-      callID,
-      result,
-      timestamp: Date.now(),
-      success: error === undefined,
-      durationMs,
-      ...(error !== undefined ? { error } : {}),
-    };
-    host.record(toolId, durationMs, error);
-    deliver(update);
-    host.emit({ type: error === undefined ? 'completed' : 'failed', toolId, callID, update, timestamp: update.timestamp } as ToolEvent);
-    return update;
-  };
-  const fail = (message: string) =>
-    finish(message, { title: partial.title || toolId, metadata: { ...partial.metadata, error: message }, output: message });
-
-  host.emit({ type: 'requested', toolId, callID, args: req.args, timestamp: started });
-
-  let args: unknown;
-  try {
-    args = parseArguments(toolId, tool.parameters, req.args);
-  } catch (err) {
-    return fail((err as Error).message);
   }
-
-  const controller = new AbortController();
-  let abortMessage = '';
-  const onCallerAbort = () => {
-    const reason = req.signal?.aborted ? req.signal.reason : req.ctx?.abort?.reason;
-    const why = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : '';
-    abortMessage = `Tool "${toolId}" was aborted${why && why !== 'This operation was aborted' ? ` (${why})` : ''} before it finished.`;
-    controller.abort(new Error(abortMessage));
-  };
-  const callerSignals = [req.signal, req.ctx?.abort].filter((s): s is AbortSignal => !!s);
-  for (const s of callerSignals) {
-    if (s.aborted) {
-      onCallerAbort();
-      break;
-    }
-    s.addEventListener('abort', onCallerAbort, { once: true });
-  }
-  let release: (() => void) | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    if (controller.signal.aborted) return fail(abortMessage);
-    if (tool.concurrency !== 'exempt') {
-      try {
-        release = await host.semaphore.acquire(controller.signal);
-      } catch {
-        return fail(abortMessage || `Tool "${toolId}" was aborted while waiting for a free slot.`);
-      }
-    }
-    const timeoutMs = effectiveTimeout(tool, host.defaultTimeoutMs, req.timeoutMs);
-    if (timeoutMs !== undefined) {
-      timer = setTimeout(() => {
-        abortMessage =
-          `Tool "${toolId}" timed out after ${timeoutMs} ms and was stopped. ` +
-          'Try a smaller request (narrower path, fewer items) or a larger timeout if the tool accepts one.';
-        controller.abort(new Error(abortMessage));
-      }, timeoutMs);
-    }
-
-    const ctx: Tool.Context = {
-      sessionID: req.ctx?.sessionID ?? 'default',
-      messageID: req.ctx?.messageID ?? callID,
-      agent: req.ctx?.agent ?? 'agent',
-      extra: req.ctx?.extra,
-      callID,
-      abort: controller.signal,
-      metadata: (u: Tool.MetadataUpdate) => {
-        if (settled || !u) return;
-        if (typeof u.title === 'string') partial.title = u.title;
-        if (u.metadata) partial.metadata = { ...partial.metadata, ...u.metadata };
-        const update: ToolUpdate = { status: 'running', toolId, callID, result: { ...partial, metadata: { ...partial.metadata } }, timestamp: Date.now() };
-        deliver(update);
-        host.emit({ type: 'progress', toolId, callID, update, timestamp: update.timestamp });
-      },
-    };
-
-    let result: Tool.Result;
-    try {
-      const running = Promise.resolve().then(() => tool.execute(args as never, ctx));
-      running.catch(() => undefined); // an abandoned (aborted) call may still reject later
-      result = await raceAbort(running, controller.signal);
-    } catch (err) {
-      if (controller.signal.aborted && abortMessage) return fail(abortMessage);
-      return fail(errorText(err, toolId));
-    }
-    if (!result || typeof result !== 'object' || typeof result.output !== 'string') {
-      return fail(`Tool "${toolId}" returned an invalid result (expected { title, metadata, output }). This is a bug in the tool.`);
-    }
-    const metadata = { ...(result.metadata ?? {}) } as Tool.Metadata;
-    const final: Tool.Result = { title: result.title ?? partial.title ?? toolId, metadata, output: result.output };
-    if (result.attachments?.length) final.attachments = result.attachments;
-    if (metadata.error) {
-      const message = typeof metadata.error === 'string' ? metadata.error : final.output || `Tool "${toolId}" reported an error.`;
-      return finish(message, final);
-    }
-    if (metadata.truncated === undefined) {
-      const capped = await truncateOutput(final.output, toolId, host.truncate);
-      if (capped.truncated) {
-        final.output = capped.output;
-        metadata.truncated = true;
-        metadata.outputPath = capped.outputPath;
-      }
-    }
-    return finish(undefined, final);
-  } finally {
-    if (timer) clearTimeout(timer);
-    release?.();
-    for (const s of callerSignals) s.removeEventListener('abort', onCallerAbort);
-  }
-}
-
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(abortReason(signal));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }
 
 function errorText(err: unknown, toolId: string): string {

@@ -11,6 +11,7 @@ import { loadDescription } from './description.js';
 import {
   runCall,
   Semaphore,
+  DeadlineQueue,
   type OnToolResult,
   type PipelineHost,
   type ToolEvent,
@@ -103,6 +104,7 @@ export class ToolRegistryImpl {
     const self = this;
     this.host = {
       semaphore: this.semaphore,
+      deadlines: new DeadlineQueue(),
       get defaultTimeoutMs() {
         return self.defaultTimeoutMs;
       },
@@ -219,8 +221,9 @@ export class ToolRegistryImpl {
     // One session per tool set unless createContext says otherwise: per-session state
     // (read-before-write, todos) is then scoped to the agent using these tools.
     const sessionID = `session-${randomUUID()}`;
-    const createContext: CreateContext = options.createContext ?? (() => ({ sessionID }));
-    const withSession: CreateContext = (toolId, callID) => ({ sessionID, ...createContext(toolId, callID) });
+    const given = options.createContext;
+    const defaultContext = { sessionID };
+    const withSession: CreateContext = given ? (toolId, callID) => ({ sessionID, ...given(toolId, callID) }) : () => defaultContext;
     return Promise.all(
       selected.map(async (id) =>
         toLangChainTool(await this.initialized(id, initCtx), {

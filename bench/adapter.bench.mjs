@@ -1,0 +1,56 @@
+// Per-call overhead of the LangChain adapter: N invocations of a no-op tool through our
+// registry adapter vs a bare DynamicStructuredTool with the same schema, both via
+// `.invoke(toolCall)`, interleaved in rounds in one process. Prints the ratio (target <= 1.15).
+// Run: npm run build && node bench/adapter.bench.mjs [N]
+import { z } from 'zod';
+import { DynamicStructuredTool } from '@langchain/core/tools';
+import { Tool, createRegistry } from '../dist/index.js';
+
+const N = Number(process.argv[2] ?? 10_000);
+// Interleaved rounds and the median of per-round ratios: the machine is shared and noisy.
+const ROUNDS = 20;
+const schema = z.object({ text: z.string().describe('Text to echo') });
+
+const bare = new DynamicStructuredTool({
+  name: 'noop',
+  description: 'No-op',
+  schema,
+  responseFormat: 'content_and_artifact',
+  func: async (args) => [args.text, { title: 'noop', metadata: {}, output: args.text }],
+});
+const registry = createRegistry({ concurrency: 8 });
+registry.register(
+  Tool.define('noop', {
+    description: 'No-op',
+    parameters: schema,
+    execute: async (args) => ({ title: 'noop', metadata: {}, output: args.text }),
+  }),
+  { permissions: { required: [] } },
+);
+const [ours] = await registry.tools();
+
+async function time(tool, n) {
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) await tool.invoke({ type: 'tool_call', id: `c${i}`, name: 'noop', args: { text: 'x' } });
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+await time(bare, 1000); // warm-up both paths
+await time(ours, 1000);
+let bareMs = 0;
+let oursMs = 0;
+const ratios = [];
+for (let r = 0; r < ROUNDS; r++) {
+  const b = await time(bare, N / ROUNDS);
+  const o = await time(ours, N / ROUNDS);
+  bareMs += b;
+  oursMs += o;
+  ratios.push(o / b);
+}
+ratios.sort((x, y) => x - y);
+const ratio = ratios[Math.floor(ROUNDS / 2)];
+console.log(`adapter overhead: ${N} invokes`);
+console.log(`  bare DynamicStructuredTool: ${bareMs.toFixed(0)} ms (${((bareMs * 1000) / N).toFixed(1)} us/call)`);
+console.log(`  agent-toolbelt adapter:     ${oursMs.toFixed(0)} ms (${((oursMs * 1000) / N).toFixed(1)} us/call)`);
+console.log(`  total ratio = ${(oursMs / bareMs).toFixed(3)}`);
+console.log(`  ratio = ${ratio.toFixed(3)} (median of ${ROUNDS} rounds; target <= 1.15) ${ratio <= 1.15 ? 'OK' : 'OVER TARGET'}`);
