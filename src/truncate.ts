@@ -27,12 +27,19 @@ export interface TruncateResult {
   outputPath?: string;
 }
 
+/** A cheap check that rules out truncation for most outputs (false means it surely fits). */
+export function mayNeedTruncation(text: string, options: TruncateOptions = {}): boolean {
+  const maxLines = options.maxLines ?? DEFAULT_MAX_LINES;
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  // A UTF-16 code unit is at most 3 UTF-8 bytes.
+  return text.length * 3 > maxBytes || countLinesUpTo(text, maxLines + 1) > maxLines;
+}
+
 /** Caps `text` to the line and byte limits, keeping the head; saves the whole text when it cuts. */
 export async function truncateOutput(text: string, toolId: string, options: TruncateOptions = {}): Promise<TruncateResult> {
   const maxLines = options.maxLines ?? DEFAULT_MAX_LINES;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-  // Fast path: most outputs are far below both caps; avoid splitting them.
-  if (text.length <= maxBytes / 4 && countLinesUpTo(text, maxLines + 1) <= maxLines) return { output: text, truncated: false };
+  if (!mayNeedTruncation(text, options)) return { output: text, truncated: false };
   const totalBytes = Buffer.byteLength(text, 'utf8');
   const lines = text.split('\n');
   if (lines.length <= maxLines && totalBytes <= maxBytes) return { output: text, truncated: false };
