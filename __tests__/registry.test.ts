@@ -253,7 +253,7 @@ describe('execute: one pipeline, never rejects', () => {
     const a = await r.execute('thrower', {}, makeCtx());
     expect(a).toMatchObject({ status: 'error', error: 'No such branch "dev". List branches first.' });
     const b = await r.execute('soft', {}, makeCtx());
-    expect(b).toMatchObject({ status: 'error', error: 'quota exceeded', result: { output: 'partial output' } });
+    expect(b).toMatchObject({ status: 'error', error: 'quota exceeded', result: { output: 'partial output\n\nError: quota exceeded' } });
     const c = await r.execute('nonerror', {}, makeCtx());
     expect(c.error).toBe('plain string');
   });

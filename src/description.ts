@@ -35,8 +35,9 @@ export async function loadDescription(
   descriptionPath: string | undefined,
   inline: string | undefined,
   initCtx: Tool.InitContext = {},
+  extraVariables: Record<string, string> = {},
 ): Promise<LoadedDescription> {
-  const vars = templateVariables(initCtx);
+  const vars = { ...extraVariables, ...templateVariables(initCtx) };
   if (!descriptionPath) return { text: renderTemplate(inline ?? '', vars) };
   let problem: string;
   try {

@@ -141,9 +141,9 @@ export class ToolbeltTool extends DynamicStructuredTool {
   }
 }
 
+/** What the model reads: the output, which on failure always carries the error text. */
 function contentOf(final: ToolFinalUpdate): string {
-  if (final.success) return final.result.output;
-  return final.error ?? final.result.output;
+  return final.result.output || final.error || '';
 }
 
 function combineSignals(a?: AbortSignal, b?: AbortSignal): AbortSignal | undefined {

@@ -523,7 +523,10 @@ class Call {
     const final: Tool.Result = { title: result.title ?? this.partial.title ?? toolId, metadata, output: result.output };
     if (result.attachments?.length) final.attachments = result.attachments;
     if (metadata.error) {
+      // The model reads `output`; make sure it carries the error, whatever else the tool wrote.
       const message = typeof metadata.error === 'string' ? metadata.error : final.output || `Tool "${toolId}" reported an error.`;
+      if (!final.output) final.output = message;
+      else if (!final.output.includes(message)) final.output = `${final.output}\n\nError: ${message}`;
       return this.finish(message, final);
     }
     if (metadata.truncated === undefined && mayNeedTruncation(final.output, host.truncate)) {

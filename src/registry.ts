@@ -374,7 +374,7 @@ export class ToolRegistryImpl {
 
   private async initEntry(entry: RegistryEntry, initCtx: Tool.InitContext): Promise<Tool.Initialized> {
     const tool = await entry.info.init(initCtx);
-    const loaded = await loadDescription(entry.info.id, entry.descriptionPath, tool.description, initCtx);
+    const loaded = await loadDescription(entry.info.id, entry.descriptionPath, tool.description, initCtx, tool.descriptionVariables);
     if (loaded.warning) this.warn(entry.info.id, loaded.warning);
     return { ...tool, description: loaded.text };
   }

@@ -110,6 +110,11 @@ export namespace Tool {
     parameters: P;
     /** Runs the tool with parsed arguments (defaults applied). Throw to report failure. */
     execute(args: z.infer<P>, ctx: Context<M>): Promise<Result<M>>;
+    /**
+     * Values for `${name}` placeholders in the tool's external `.txt` description, computed at
+     * init (e.g. task lists its configured sub-agents as `${subagents}`).
+     */
+    descriptionVariables?: Record<string, string>;
     /** Timeout behaviour; default: the registry's default applies. */
     timeout?: TimeoutPolicy;
     /**

@@ -3,6 +3,12 @@ import { fileURLToPath } from 'node:url';
 import type { Tool } from '../tool.js';
 import type { ToolPermissions } from '../permissions.js';
 import type { ToolRegistryImpl } from '../registry.js';
+import { ReadTool } from './read.js';
+import { WriteTool } from './write.js';
+import { EditTool } from './edit.js';
+import { BashTool } from './bash.js';
+import { TodoWriteTool, TodoReadTool } from './todo.js';
+import { TaskTool } from './task.js';
 
 /** A built-in tool as the registry receives it. */
 export interface BuiltinTool {
@@ -16,7 +22,15 @@ function txt(name: string): string {
 }
 
 /** Every built-in tool, in the order agents see them. */
-export const builtinTools: BuiltinTool[] = [];
+export const builtinTools: BuiltinTool[] = [
+  { info: ReadTool, permissions: { required: ['read'] }, descriptionPath: txt('read') },
+  { info: WriteTool, permissions: { required: ['write'] }, descriptionPath: txt('write') },
+  { info: EditTool, permissions: { required: ['write'] }, descriptionPath: txt('edit') },
+  { info: BashTool, permissions: { required: ['execute'] }, descriptionPath: txt('bash') },
+  { info: TaskTool, permissions: { required: ['execute'] }, descriptionPath: txt('task') },
+  { info: TodoWriteTool, permissions: { required: ['read'] }, descriptionPath: txt('todowrite') },
+  { info: TodoReadTool, permissions: { required: ['read'] }, descriptionPath: txt('todoread') },
+];
 
 /** Registers every built-in tool (or those named in `only`) into `registry`. */
 export function registerBuiltinTools(registry: ToolRegistryImpl, only?: string[]): ToolRegistryImpl {
@@ -26,5 +40,3 @@ export function registerBuiltinTools(registry: ToolRegistryImpl, only?: string[]
   }
   return registry;
 }
-
-void txt;
