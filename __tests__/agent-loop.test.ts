@@ -117,4 +117,19 @@ describe('createAgent loop driven by fakeModel', () => {
     expect(spec.function.parameters.properties.n.description).toBe('How far to count');
     expect(spec.function.parameters.required).toEqual(['n']);
   });
+
+  it('progress is dispatched as the tool_progress custom event for streamEvents v2', async () => {
+    const registry = makeRegistry();
+    const tools = await registry.tools({ ids: ['echo'] });
+    const model = fakeModel().respondWithTools([{ name: 'echo', args: { text: 'hi' }, id: 'ev1' }]).respond(new AIMessage('done'));
+    const agent = createAgent({ model, tools });
+    const custom: unknown[] = [];
+    for await (const ev of agent.streamEvents({ messages: [new HumanMessage('go')] }, { version: 'v2' })) {
+      if (ev.event === 'on_custom_event' && ev.name === 'tool_progress') custom.push(ev.data);
+    }
+    expect(custom).toEqual([
+      expect.objectContaining({ toolId: 'echo', callID: 'ev1', title: 'echoing', metadata: { step: 1 } }),
+      expect.objectContaining({ toolId: 'echo', callID: 'ev1', metadata: { step: 2 } }),
+    ]);
+  });
 });
