@@ -12,6 +12,7 @@ import {
   MAX_ATTACHMENT_BYTES,
 } from '../src/tools/read.js';
 import { readTracker } from '../src/workspace.js';
+import { createRegistry } from '../src/registry.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -55,7 +56,11 @@ describe('read: lines, offset, limit, footers', () => {
 
   it('honours offset and limit, accepts numeric strings, and rejects an offset past the end', async () => {
     await writeFile(path.join(dir, 'ten.txt'), numbered(10));
-    const res = await run({ filePath: 'ten.txt', offset: '4', limit: '3' });
+    // Through the registry pipeline, as an agent calls it: numeric strings and null optionals are repaired.
+    const registry = createRegistry().register(ReadTool, { permissions: { required: ['read'] } });
+    const viaPipeline = await registry.execute('read', { filePath: 'ten.txt', offset: '4', limit: '3' }, makeCtx(), { workspaceRoot: dir });
+    const res = viaPipeline.result;
+    expect((await registry.execute('read', { filePath: 'ten.txt', offset: null, limit: null }, makeCtx(), { workspaceRoot: dir })).success).toBe(true);
     expect(res.output).toBe('4: line 4\n5: line 5\n6: line 6\n\n(Showing lines 4-6 of the file. Use offset=7 to continue.)');
     const tail = await run({ filePath: 'ten.txt', offset: 10, limit: 1 });
     expect(tail.output).toBe('10: line 10\n\n(End of file - 10 lines total)');

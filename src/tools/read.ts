@@ -51,8 +51,8 @@ export const BINARY_EXTENSIONS: ReadonlySet<string> = new Set([
 
 const parameters = z.object({
       filePath: z.string().describe('Path of the file or directory to read: absolute, or relative to the workspace root.'),
-  offset: z.coerce.number().int().min(1).optional().describe('1-based line number to start from (default 1).'),
-  limit: z.coerce.number().int().min(1).optional().describe(`How many lines to return (default ${DEFAULT_READ_LIMIT}).`),
+  offset: z.number().int().min(1).optional().describe('1-based line number to start from (default 1).'),
+  limit: z.number().int().min(1).optional().describe(`How many lines to return (default ${DEFAULT_READ_LIMIT}).`),
 });
 
 export const ReadTool = Tool.define('read', async (initCtx) => {
