@@ -1,0 +1,156 @@
+/**
+ * glob: find files by name pattern (fast-glob), .gitignore respected while walking, newest
+ * modified first, at most MAX_GLOB_RESULTS paths. Never walks or returns anything outside the
+ * workspace: symlinks are not followed, and the pattern's fixed leading part is resolved through
+ * the sandbox like any other path.
+ */
+import fs, { promises as fsp, type Dirent } from 'node:fs';
+import path from 'node:path';
+import fg from 'fast-glob';
+import { z } from 'zod';
+import { Tool } from '../tool.js';
+import { Workspace } from '../workspace.js';
+import { IgnoreTree, MtimeCache, PROGRESS_INTERVAL_MS, VCS_DIRS, compareNewestFirst, rootContaining, throttle, throwIfAborted } from './search-common.js';
+
+/** Paths returned at most; the newest are kept. */
+export const MAX_GLOB_RESULTS = 100;
+
+/** glob's metadata. */
+export interface GlobMetadata extends Tool.Metadata {
+  /** Files that matched in total. */
+  count: number;
+  /** Files shown. */
+  shown: number;
+  truncated: boolean;
+}
+
+const parameters = z.object({
+  pattern: z.string().min(1).describe('Glob pattern, e.g. "**/*.ts", "src/**/*.{js,jsx}", "*.md" (top level only). Relative to `path`.'),
+  path: z.string().optional().describe('Directory to search in: absolute, or relative to the workspace root (default: the workspace root).'),
+});
+
+export const GlobTool = Tool.define<typeof parameters, GlobMetadata>('glob', async (initCtx) => {
+  const ws = await Workspace.fromInitContext(initCtx);
+  const progressMs = typeof initCtx.progressIntervalMs === 'number' ? initCtx.progressIntervalMs : PROGRESS_INTERVAL_MS;
+  return {
+    description: 'Find files by glob pattern (e.g. "**/*.ts"), newest modified first; respects .gitignore.',
+    parameters,
+    async execute(args, ctx) {
+      const base = await ws.resolve(args.path ?? '.', 'read');
+      const baseStat = await fsp.stat(base).catch(() => undefined);
+      if (!baseStat) throw new Error(`Directory ${JSON.stringify(args.path)} does not exist (resolved to ${base}). Check the path, or omit it to search the workspace root.`);
+      if (!baseStat.isDirectory()) throw new Error(`${ws.display(base)} is a file, not a directory. Give glob a directory as path and the file name as pattern.`);
+
+      const { fixed, dynamic } = splitPattern(args.pattern);
+      // The fixed part goes through the sandbox: `../x/**`, `/etc/*` and symlinked dirs are refused here.
+      const cwd = await ws.resolve(path.resolve(base, fixed || '.'), 'read');
+      const title = `glob ${JSON.stringify(args.pattern)} in ${ws.display(base)}`;
+      ctx.metadata({ title });
+      const cwdStat = await fsp.stat(cwd).catch(() => undefined);
+
+      let found: string[] = [];
+      if (dynamic === '') {
+        if (cwdStat?.isFile()) found = [cwd];
+      } else if (cwdStat?.isDirectory()) {
+        const top = rootContaining(ws.roots, cwd) ?? ws.root;
+        const tree = await IgnoreTree.forWalk(top, cwd);
+        let dirsRead = 0;
+        const report = throttle(progressMs, () => ctx.metadata({ title, metadata: { directoriesScanned: dirsRead } }));
+        const readdir = gitignoreAwareReaddir(tree, ctx.abort, () => {
+          dirsRead++;
+          report();
+        });
+        try {
+          const rel = await fg(dynamic, {
+            cwd,
+            dot: true,
+            onlyFiles: true,
+            followSymbolicLinks: false,
+            unique: true,
+            caseSensitiveMatch: true,
+            suppressErrors: false,
+            fs: { readdir } as unknown as fg.Options['fs'],
+          });
+          found = rel.map((r) => path.join(cwd, r));
+        } catch (err) {
+          throwIfAborted(ctx.abort, 'glob');
+          throw new Error(`glob could not search with pattern ${JSON.stringify(args.pattern)}: ${(err as Error).message}. Check the pattern and call glob again.`);
+        }
+      }
+      throwIfAborted(ctx.abort, 'glob');
+
+      const mtimes = new MtimeCache();
+      const sorted = found
+        .map((abs) => ({ path: abs, mtime: mtimes.get(abs) }))
+        .sort(compareNewestFirst);
+      const shown = sorted.slice(0, MAX_GLOB_RESULTS).map((f) => ws.display(f.path));
+      const truncated = sorted.length > shown.length;
+      const metadata: GlobMetadata = { count: sorted.length, shown: shown.length, truncated };
+      if (sorted.length === 0) {
+        return { title, metadata, output: `No files found matching ${JSON.stringify(args.pattern)} in ${ws.display(base)}.` };
+      }
+      let output = shown.join('\n');
+      if (truncated) {
+        output += `\n\n(Results are truncated: showing the ${MAX_GLOB_RESULTS} most recently modified of ${sorted.length} files. Use a more specific pattern or path.)`;
+      }
+      return { title: `${title}: ${sorted.length} file${sorted.length === 1 ? '' : 's'}`, metadata, output };
+    },
+  };
+});
+
+/** Characters that make a path segment a pattern rather than a fixed name. */
+const MAGIC = /[*?[\]{}()!+@]/;
+
+/**
+ * Splits a pattern into its fixed leading directories (resolved through the sandbox) and the
+ * rest (handed to fast-glob). `..` may only appear in the fixed part.
+ */
+export function splitPattern(pattern: string): { fixed: string; dynamic: string } {
+  const p = pattern.replace(/\\/g, '/');
+  const segs = p.split('/');
+  let k = 0;
+  while (k < segs.length - 1 && !MAGIC.test(segs[k])) k++;
+  if (k === segs.length - 1 && !MAGIC.test(segs[k])) k = segs.length; // no magic at all: a plain path
+  const fixedSegs = segs.slice(0, k);
+  const fixed = p.startsWith('/') ? '/' + fixedSegs.slice(1).join('/') : fixedSegs.join('/');
+  const dynamic = segs.slice(k).join('/');
+  if (dynamic.split('/').some((s) => s === '..')) {
+    throw new Error(`The pattern ${JSON.stringify(pattern)} has ".." after a wildcard, which could leave the directory being searched. Put ".." only at the start of the pattern, or set path instead.`);
+  }
+  return { fixed, dynamic };
+}
+
+type ReaddirCallback = (err: NodeJS.ErrnoException | null, entries: Dirent[]) => void;
+
+/**
+ * A `readdir` for fast-glob that drops what must never be walked or returned before fast-glob sees
+ * it: .gitignored entries (rules read from each directory as it is listed, so ignored trees are
+ * never entered), version-control directories and symlinks.
+ */
+function gitignoreAwareReaddir(tree: IgnoreTree, signal: AbortSignal, onDir: () => void) {
+  return (dir: string, optsOrCb: unknown, maybeCb?: ReaddirCallback): void => {
+    const cb = (typeof optsOrCb === 'function' ? optsOrCb : maybeCb) as ReaddirCallback;
+    if (signal.aborted) {
+      cb(Object.assign(new Error('aborted'), { code: 'ABORT_ERR' }), []);
+      return;
+    }
+    fs.readdir(dir, { withFileTypes: true }, (err, entries) => {
+      if (err) {
+        // Unreadable or vanished directories are skipped, not fatal.
+        cb(['ENOENT', 'EACCES', 'EPERM', 'ENOTDIR'].includes(err.code ?? '') ? null : err, []);
+        return;
+      }
+      onDir();
+      tree.enter(dir, new Set(entries.map((e) => e.name))).then(
+        (chain) => {
+          const kept = entries.filter((e) => {
+            if (VCS_DIRS.has(e.name) || e.isSymbolicLink()) return false;
+            return !tree.isIgnored(chain, path.join(dir, e.name), e.isDirectory());
+          });
+          cb(null, kept);
+        },
+        (e: NodeJS.ErrnoException) => cb(e, []),
+      );
+    });
+  };
+}
