@@ -7,6 +7,7 @@ import {
   DEFAULT_TIMEOUT_MS,
   MAX_OUTPUT_CHARS,
   MAX_TIMEOUT_MS,
+  countNewlineBytes,
   type BashMetadata,
 } from '../src/tools/bash.js';
 import { tempDir, makeCtx } from './helpers.js';
@@ -266,6 +267,33 @@ describe('bash: output', () => {
     } finally {
       if (m.outputPath) await rm(m.outputPath, { force: true });
     }
+  });
+
+  it('saves multi-byte output to the file byte for byte, across the spill boundary', async () => {
+    const res = await run({ command: "for i in $(seq 1 40000); do printf 'é€'; done" });
+    const m = res.metadata as BashMetadata;
+    try {
+      expect(m.truncated).toBe(true);
+      expect(m.outputChars).toBe(80_000);
+      expect(await readFile(m.outputPath!, 'utf8')).toBe('é€'.repeat(40_000));
+      expect(res.output).not.toContain('\uFFFD');
+    } finally {
+      if (m.outputPath) await rm(m.outputPath, { force: true });
+    }
+  });
+
+  it('counts newlines exactly at every alignment (the word-at-a-time counter)', () => {
+    const bytes = Buffer.alloc(1031);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919) % 5 === 0 ? 10 : (i * 31) % 256;
+    for (let off = 0; off < 8; off++) {
+      for (const len of [0, 1, 3, 4, 5, 17, 1000]) {
+        const slice = bytes.subarray(off, off + len);
+        const naive = [...slice].filter((b) => b === 10).length;
+        expect(countNewlineBytes(slice)).toBe(naive);
+      }
+    }
+    expect(countNewlineBytes(Buffer.from('\n\n\n\n\n\n\n\n'))).toBe(8);
+    expect(countNewlineBytes(Buffer.from([0x0b, 0x8a, 0x0a, 0xff, 0x00]))).toBe(1);
   });
 
   it('keeps memory bounded under a flood and saves every byte to the file', async () => {

@@ -228,7 +228,7 @@ async function runCommand(opts: RunOptions): Promise<RunResult> {
   let lastData = Date.now();
   const onData = (i: number) => (chunk: Buffer) => {
     lastData = Date.now();
-    out.push(decoders[i].write(chunk), streams);
+    out.push(decoders[i].write(chunk), streams, chunk);
     if (!progressTimer) progressTimer = setTimeout(progress, Math.max(0, lastProgress + PROGRESS_INTERVAL_MS - Date.now()));
   };
   const ended = streams.map((s) => new Promise<void>((resolve) => { s.once('end', resolve); s.once('close', resolve); s.once('error', () => resolve()); }));
@@ -356,6 +356,7 @@ class OutputAccumulator {
   private tailLength = 0;
   /** Everything, until the cap is crossed. */
   private all: string[] = [];
+  private allRaw: Buffer[] = [];
   totalChars = 0;
   private lines = 0;
   private tailLines = 0;
@@ -371,18 +372,23 @@ class OutputAccumulator {
     this.tailCap = cap - this.headCap;
   }
 
-  push(text: string, sources: Readable[]): void {
+  /** Adds decoded `text`; `raw` is the chunk it came from (counted and written as bytes: cheaper). */
+  push(text: string, sources: Readable[], raw?: Buffer): void {
+    if (raw) this.lines += countNewlineBytes(raw);
     if (!text) return;
     this.totalChars += text.length;
-    this.lines += countNewlines(text);
+    if (!raw) this.lines += countNewlines(text);
     if (this.head.length < this.headCap) this.head += text.slice(0, this.headCap - this.head.length);
     this.tail.push(text);
     this.tailLength += text.length;
     while (this.tail.length > 1 && this.tailLength - this.tail[0].length >= this.tailCap) this.tailLength -= this.tail.shift()!.length;
+    // The file gets the raw bytes in arrival order (exact, and no re-encoding); text without a raw
+    // chunk is a decoder flush whose bytes were already in earlier chunks.
     if (this.file) {
-      this.writeToFile(text, sources);
+      if (raw) this.writeToFile(raw, sources);
     } else {
       this.all.push(text);
+      if (raw) this.allRaw.push(raw);
       if (this.totalChars > this.cap) this.spill(sources);
     }
     const buffered = this.head.length + this.tailLength + (this.file ? 0 : this.totalChars);
@@ -411,12 +417,13 @@ class OutputAccumulator {
     this.filePath = path.join(dir, `bash-${Date.now()}-${randomBytes(4).toString('hex')}.txt`);
     this.file = createWriteStream(this.filePath, { encoding: 'utf8', mode: 0o600 });
     this.file.on('error', (err) => { this.fileError = err; for (const s of sources) s.resume(); });
-    const text = this.all.join('');
+    const bytes = Buffer.concat(this.allRaw);
     this.all = [];
-    this.writeToFile(text, sources);
+    this.allRaw = [];
+    this.writeToFile(bytes, sources);
   }
 
-  private writeToFile(text: string, sources: Readable[]): void {
+  private writeToFile(text: string | Buffer, sources: Readable[]): void {
     if (this.fileError || !this.file) return;
     if (!this.file.write(text) && !this.paused) {
       this.paused = true;
@@ -506,6 +513,28 @@ function resultOutput(run: RunResult, timeoutMs: number): string {
   }
   const body = run.text.length ? run.text : '(no output)';
   return notes.length ? `${body.replace(/\n+$/, '')}\n\n${notes.join('\n')}` : body;
+}
+
+/**
+ * Newlines in a byte chunk. Floods of short lines (`yes`) make a per-newline indexOf loop the
+ * bottleneck, so this counts four bytes at a time (exact SWAR zero-byte test on byte ^ 0x0A).
+ */
+export function countNewlineBytes(b: Uint8Array): number {
+  let n = 0;
+  let i = 0;
+  const aligned = Math.min(b.length, (4 - (b.byteOffset & 3)) & 3);
+  for (; i < aligned; i++) if (b[i] === 10) n++;
+  const words = (b.length - i) >>> 2;
+  // A chunk too short to reach an aligned word has no words (and no valid aligned view).
+  const u32 = words > 0 ? new Uint32Array(b.buffer, b.byteOffset + i, words) : new Uint32Array(0);
+  for (let k = 0; k < words; k++) {
+    const x = u32[k] ^ 0x0a0a0a0a;
+    // High bit of each byte of y is set exactly when that byte of x is zero.
+    const y = ~(((x & 0x7f7f7f7f) + 0x7f7f7f7f) | x | 0x7f7f7f7f);
+    n += Math.imul(y >>> 7, 0x01010101) >>> 24;
+  }
+  for (i += words * 4; i < b.length; i++) if (b[i] === 10) n++;
+  return n;
 }
 
 function countNewlines(s: string): number {
