@@ -106,7 +106,10 @@ describe('glob', () => {
     await expect(glob({ pattern: '../**' })).rejects.toThrow(/outside the workspace/);
     await expect(glob({ pattern: '/etc/*' })).rejects.toThrow(/outside the workspace/);
     await expect(glob({ pattern: '/**/*' })).rejects.toThrow(/outside the workspace/);
-    await expect(glob({ pattern: '**/../../*' })).rejects.toThrow(/"\.\." after a wildcard/);
+    for (const pattern of ['**/../../*', '{..,.}/*', '*/{../*,x}', '@(..)/*', 'a/**/..']) {
+      await expect(glob({ pattern })).rejects.toThrow(/"\.\." after a wildcard/);
+    }
+    expect((await glob({ pattern: '**/a..b*' })).metadata.count).toBe(0); // ".." inside a name is fine
     await expect(glob({ pattern: '*', path: '..' })).rejects.toThrow(/outside the workspace/);
   });
 

@@ -10,7 +10,7 @@ import fg from 'fast-glob';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
 import { Workspace } from '../workspace.js';
-import { IgnoreTree, MtimeCache, PROGRESS_INTERVAL_MS, VCS_DIRS, compareNewestFirst, rootContaining, throttle, throwIfAborted } from './search-common.js';
+import { IgnoreTree, MtimeCache, PROGRESS_INTERVAL_MS, VCS_DIRS, compareNewestFirst, resolveForSearch, rootContaining, throttle, throwIfAborted } from './search-common.js';
 
 /** Paths returned at most; the newest are kept. */
 export const MAX_GLOB_RESULTS = 100;
@@ -36,14 +36,14 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>('glob', asy
     description: 'Find files by glob pattern (e.g. "**/*.ts"), newest modified first; respects .gitignore.',
     parameters,
     async execute(args, ctx) {
-      const base = await ws.resolve(args.path ?? '.', 'read');
+      const base = await resolveForSearch(ws, args.path ?? '.');
       const baseStat = await fsp.stat(base).catch(() => undefined);
       if (!baseStat) throw new Error(`Directory ${JSON.stringify(args.path)} does not exist (resolved to ${base}). Check the path, or omit it to search the workspace root.`);
       if (!baseStat.isDirectory()) throw new Error(`${ws.display(base)} is a file, not a directory. Give glob a directory as path and the file name as pattern.`);
 
       const { fixed, dynamic } = splitPattern(args.pattern);
       // The fixed part goes through the sandbox: `../x/**`, `/etc/*` and symlinked dirs are refused here.
-      const cwd = await ws.resolve(path.resolve(base, fixed || '.'), 'read');
+      const cwd = await resolveForSearch(ws, path.resolve(base, fixed || '.'));
       const title = `glob ${JSON.stringify(args.pattern)} in ${ws.display(base)}`;
       ctx.metadata({ title });
       const cwdStat = await fsp.stat(cwd).catch(() => undefined);
@@ -56,7 +56,7 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>('glob', asy
         const tree = await IgnoreTree.forWalk(top, cwd);
         let dirsRead = 0;
         const report = throttle(progressMs, () => ctx.metadata({ title, metadata: { directoriesScanned: dirsRead } }));
-        const readdir = gitignoreAwareReaddir(tree, ctx.abort, () => {
+        const readdir = gitignoreAwareReaddir(tree, cwd, ctx.abort, () => {
           dirsRead++;
           report();
         });
@@ -71,7 +71,8 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>('glob', asy
             suppressErrors: false,
             fs: { readdir } as unknown as fg.Options['fs'],
           });
-          found = rel.map((r) => path.join(cwd, r));
+          // Belt and braces: whatever fast-glob makes of a pattern, only paths under cwd come out.
+          found = rel.map((r) => path.resolve(cwd, r)).filter((abs) => abs.startsWith(cwd + path.sep));
         } catch (err) {
           throwIfAborted(ctx.abort, 'glob');
           throw new Error(`glob could not search with pattern ${JSON.stringify(args.pattern)}: ${(err as Error).message}. Check the pattern and call glob again.`);
@@ -114,7 +115,8 @@ export function splitPattern(pattern: string): { fixed: string; dynamic: string 
   const fixedSegs = segs.slice(0, k);
   const fixed = p.startsWith('/') ? '/' + fixedSegs.slice(1).join('/') : fixedSegs.join('/');
   const dynamic = segs.slice(k).join('/');
-  if (dynamic.split('/').some((s) => s === '..')) {
+  // `..` as a whole segment, also inside {a,b} or @(...) alternatives.
+  if (/(^|[^\w.-])\.\.($|[^\w.-])/.test(dynamic)) {
     throw new Error(`The pattern ${JSON.stringify(pattern)} has ".." after a wildcard, which could leave the directory being searched. Put ".." only at the start of the pattern, or set path instead.`);
   }
   return { fixed, dynamic };
@@ -127,25 +129,30 @@ type ReaddirCallback = (err: NodeJS.ErrnoException | null, entries: Dirent[]) =>
  * it: .gitignored entries (rules read from each directory as it is listed, so ignored trees are
  * never entered), version-control directories and symlinks.
  */
-function gitignoreAwareReaddir(tree: IgnoreTree, signal: AbortSignal, onDir: () => void) {
+function gitignoreAwareReaddir(tree: IgnoreTree, cwd: string, signal: AbortSignal, onDir: () => void) {
   return (dir: string, optsOrCb: unknown, maybeCb?: ReaddirCallback): void => {
     const cb = (typeof optsOrCb === 'function' ? optsOrCb : maybeCb) as ReaddirCallback;
     if (signal.aborted) {
       cb(Object.assign(new Error('aborted'), { code: 'ABORT_ERR' }), []);
       return;
     }
-    fs.readdir(dir, { withFileTypes: true }, (err, entries) => {
+    const abs = path.resolve(cwd, dir);
+    if (abs !== cwd && !abs.startsWith(cwd + path.sep)) {
+      cb(null, []); // never list a directory above the search root
+      return;
+    }
+    fs.readdir(abs, { withFileTypes: true }, (err, entries) => {
       if (err) {
         // Unreadable or vanished directories are skipped, not fatal.
         cb(['ENOENT', 'EACCES', 'EPERM', 'ENOTDIR'].includes(err.code ?? '') ? null : err, []);
         return;
       }
       onDir();
-      tree.enter(dir, new Set(entries.map((e) => e.name))).then(
+      tree.enter(abs, new Set(entries.map((e) => e.name))).then(
         (chain) => {
           const kept = entries.filter((e) => {
             if (VCS_DIRS.has(e.name) || e.isSymbolicLink()) return false;
-            return !tree.isIgnored(chain, path.join(dir, e.name), e.isDirectory());
+            return !tree.isIgnored(chain, path.join(abs, e.name), e.isDirectory());
           });
           cb(null, kept);
         },
