@@ -36,3 +36,22 @@ export { ToolbeltTool, PROGRESS_EVENT, type ToolProgressChunk } from './langchai
 export { truncateOutput, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
 export { builtinTools, registerBuiltinTools, type BuiltinTool } from './tools/index.js';
 export { Workspace, PathOutsideWorkspaceError, workspaceRootFor, toolOutputDir } from './workspace.js';
+export {
+  serveMcp,
+  createMcpServer,
+  connectMcp,
+  mcpStatus,
+  loadMcpConfig,
+  type ServeMcpOptions,
+  type McpServing,
+  type McpServerOptions,
+  type ConnectMcpOptions,
+  type McpConnection,
+  type McpServerConfig,
+  type McpStdioServerConfig,
+  type McpHttpServerConfig,
+  type McpServerStatus,
+  type McpPermissionsConfig,
+  type McpToolInfo,
+} from './mcp/index.js';
+export { loadChatModel, parseModelSpec, ModelConfigError } from './chat-model.js';
