@@ -14,7 +14,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Readable, Writable } from 'node:stream';
 import type { Tool } from '../tool.js';
-import { ALL_PERMISSIONS, toGrantSet, type PermissionGrant, type ToolPermissions } from '../permissions.js';
+import { ALL_PERMISSIONS, isAllowed, toGrantSet, type PermissionGrant, type ToolPermissions } from '../permissions.js';
 import type { ToolRegistryImpl } from '../registry.js';
 
 /** The host the HTTP transport binds to unless told otherwise: loopback only. */
@@ -100,7 +100,8 @@ export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOp
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name } = request.params;
-    if (!served().includes(name)) {
+    const entry = registry.get(name);
+    if (!entry || !isAllowed(entry.permissions, grant) || (only && !only.has(name))) {
       const known = served();
       const why = registry.has(name) ? `needs permissions this server was not granted` : 'does not exist';
       return errorResult(`Tool "${name}" ${why}. Known tools: ${known.join(', ') || '(none)'}. Call one of those instead.`);
@@ -136,10 +137,12 @@ export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOp
       },
     );
     if (!final.success) return errorResult(final.error ?? final.result.output);
-    return {
-      content: [{ type: 'text', text: final.result.output }, ...(final.result.attachments ?? []).map(toContent)],
-      _meta: { title: final.result.title, metadata: jsonSafe(final.result.metadata) },
-    };
+    const { title, metadata, attachments } = final.result;
+    const content: CallToolResult['content'] = [{ type: 'text', text: final.result.output }];
+    if (attachments?.length) content.push(...attachments.map(toContent));
+    // The title and metadata ride along for clients that show them; models see only `content`.
+    const hasMeta = Object.keys(metadata).length > 0;
+    return { content, _meta: hasMeta ? { title, metadata: jsonSafe(metadata) } : { title } };
   });
   return server;
 }
