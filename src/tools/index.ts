@@ -6,6 +6,9 @@ import type { ToolRegistryImpl } from '../registry.js';
 import { ReadTool } from './read.js';
 import { WriteTool } from './write.js';
 import { EditTool } from './edit.js';
+import { ListTool } from './list.js';
+import { GlobTool } from './glob.js';
+import { GrepTool } from './grep.js';
 import { BashTool } from './bash.js';
 import { TodoWriteTool, TodoReadTool } from './todo.js';
 import { TaskTool } from './task.js';
@@ -26,6 +29,9 @@ export const builtinTools: BuiltinTool[] = [
   { info: ReadTool, permissions: { required: ['read'] }, descriptionPath: txt('read') },
   { info: WriteTool, permissions: { required: ['write'] }, descriptionPath: txt('write') },
   { info: EditTool, permissions: { required: ['write'] }, descriptionPath: txt('edit') },
+  { info: ListTool, permissions: { required: ['read'] }, descriptionPath: txt('list') },
+  { info: GlobTool, permissions: { required: ['read'] }, descriptionPath: txt('glob') },
+  { info: GrepTool, permissions: { required: ['read'] }, descriptionPath: txt('grep') },
   { info: BashTool, permissions: { required: ['execute'] }, descriptionPath: txt('bash') },
   { info: TaskTool, permissions: { required: ['execute'] }, descriptionPath: txt('task') },
   { info: TodoWriteTool, permissions: { required: ['read'] }, descriptionPath: txt('todowrite') },
