@@ -1,0 +1,591 @@
+/**
+ * webfetch: GET one http(s) URL through the SSRF guard and return it as markdown, text or raw
+ * HTML; other text types as text, images as attachments. Redirects are followed by hand (each hop
+ * re-checked), the body is streamed under a byte cap that also bounds decompressed size, and one
+ * deadline covers connect, headers and body.
+ */
+import type http from 'node:http';
+import { Readable, pipeline } from 'node:stream';
+import zlib from 'node:zlib';
+import { z } from 'zod';
+import sanitizeHtml from 'sanitize-html';
+import TurndownService from 'turndown';
+import { Tool } from '../tool.js';
+import { BlockedAddressError, guardedGet, policyFromInitContext, type CompiledPolicy } from '../net/ssrf.js';
+
+/** Largest body accepted, checked on Content-Length and on the (decompressed) bytes read. */
+export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
+/** Timeout in seconds when the call gives none. */
+export const DEFAULT_TIMEOUT_SECONDS = 30;
+/** Largest timeout a call may ask for, in seconds. */
+export const MAX_TIMEOUT_SECONDS = 120;
+/** Redirects followed before giving up; each hop is checked against the SSRF policy again. */
+export const MAX_REDIRECTS = 5;
+/** Body bytes read from an error response to quote in the error. */
+export const ERROR_BODY_BYTES = 8 * 1024;
+/** Characters of an error response quoted in the error message. */
+export const ERROR_SNIPPET_CHARS = 300;
+/** Progress is reported after this many new bytes, or PROGRESS_INTERVAL_MS, whichever comes first. */
+export const PROGRESS_EVERY_BYTES = 256 * 1024;
+/** See PROGRESS_EVERY_BYTES. */
+export const PROGRESS_INTERVAL_MS = 250;
+/** Image types returned as attachments (what vision models accept). */
+export const IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+/** Non-`text/*` types returned as text. Types ending in `+json` or `+xml` count too. */
+export const TEXT_TYPES: ReadonlySet<string> = new Set([
+  'application/json', 'application/ld+json', 'application/x-ndjson', 'application/xml', 'application/javascript',
+  'application/ecmascript', 'application/x-javascript', 'application/x-sh', 'application/yaml', 'application/x-yaml',
+  'application/toml', 'application/graphql', 'application/sql', 'application/x-www-form-urlencoded',
+]);
+/** Elements removed with everything inside them before HTML becomes markdown or text. */
+export const DROPPED_ELEMENTS: readonly string[] = [
+  'script', 'style', 'noscript', 'template', 'iframe', 'frame', 'frameset', 'object', 'embed', 'applet',
+  'svg', 'canvas', 'math', 'nav', 'header', 'footer', 'form', 'button', 'select', 'option', 'textarea', 'input', 'dialog',
+];
+
+const USER_AGENT = 'Mozilla/5.0 (compatible; agent-toolbelt-webfetch/0.1)';
+const ACCEPT: Record<Format, string> = {
+  markdown: 'text/markdown;q=1.0, text/x-markdown;q=0.9, text/html;q=0.8, text/plain;q=0.7, */*;q=0.1',
+  text: 'text/plain;q=1.0, text/markdown;q=0.9, text/html;q=0.8, */*;q=0.1',
+  html: 'text/html;q=1.0, application/xhtml+xml;q=0.9, text/plain;q=0.8, */*;q=0.1',
+};
+
+type Format = 'markdown' | 'text' | 'html';
+
+const parameters = z.object({
+  url: z.string().describe('The http:// or https:// URL to fetch.'),
+  format: z
+    .enum(['markdown', 'text', 'html'])
+    .optional()
+    .describe('How to return an HTML page: "markdown" (default; scripts, styles and navigation removed), "text" (tags stripped) or "html" (as received).'),
+  timeout: z
+    .number()
+    .positive()
+    .max(MAX_TIMEOUT_SECONDS)
+    .optional()
+    .describe(`Seconds for the whole fetch: connect, headers and body (default ${DEFAULT_TIMEOUT_SECONDS}, max ${MAX_TIMEOUT_SECONDS}).`),
+});
+
+/** What a webfetch result reports besides its text. */
+export interface WebfetchMetadata extends Tool.Metadata {
+  url: string;
+  finalUrl: string;
+  status: number;
+  contentType: string;
+  /** Body bytes after decompression. */
+  bytes: number;
+  format: Format;
+  redirects: string[];
+}
+
+export const WebfetchTool = Tool.define('webfetch', async (initCtx) => {
+  const policy = policyFromInitContext(initCtx);
+  return {
+    description: 'Fetch a public http(s) URL and return it as markdown (default), text or html; images as attachments.',
+    parameters,
+    // webfetch keeps its own deadline (the `timeout` argument); the registry's limit is only a backstop.
+    timeout: { managed: true, maxMs: (MAX_TIMEOUT_SECONDS + 5) * 1000 },
+    annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true, title: 'Fetch a web page' },
+    async execute(args: z.infer<typeof parameters>, ctx: Tool.Context) {
+      const format: Format = args.format ?? 'markdown';
+      const timeoutSeconds = checkTimeout(args.timeout);
+      const start = parseUrl(args.url);
+      return fetchAndConvert(start, format, timeoutSeconds, policy, ctx);
+    },
+  };
+});
+
+// ---------------------------------------------------------------------------------------------
+// Fetching
+
+class FetchFailure extends Error {}
+
+/** Tracks where the fetch is, so a timeout or abort can say what it interrupted. */
+interface Progress {
+  phase: string;
+  bytes: number;
+}
+
+async function fetchAndConvert(
+  start: URL,
+  format: Format,
+  timeoutSeconds: number,
+  policy: CompiledPolicy,
+  ctx: Tool.Context,
+): Promise<Tool.Result<WebfetchMetadata>> {
+  if (ctx.abort.aborted) throw new FetchFailure(`webfetch of ${start.href} was aborted before it started.`);
+  const controller = new AbortController();
+  const progress: Progress = { phase: `connecting to ${start.host}`, bytes: 0 };
+  const timer = setTimeout(() => controller.abort(new TimeoutSignal()), timeoutSeconds * 1000);
+  const onAbort = () => controller.abort(ctx.abort.reason ?? new Error('aborted'));
+  ctx.abort.addEventListener('abort', onAbort, { once: true });
+  let current = start;
+  try {
+    ctx.metadata({ title: `Fetching ${start.href}`, metadata: { url: start.href, bytes: 0 } });
+    const { res, url, redirects } = await followRedirects(start, format, policy, controller.signal, progress, (u) => (current = u));
+    current = url;
+    const status = res.statusCode ?? 0;
+    const type = parseContentType(res.headers['content-type']);
+    if (status < 200 || status > 299) {
+      progress.phase = 'reading the error response';
+      const body = await readBody(res, ERROR_BODY_BYTES, controller.signal, progress, 'stop');
+      throw new FetchFailure(statusError(status, res.statusMessage ?? '', url, decode(body, type.charset, type.mime)));
+    }
+    const declared = Number(res.headers['content-length']);
+    // Refuse a declared binary before downloading it.
+    if (type.mime && !isSniffable(type.mime) && classify(type.mime) === 'binary') {
+      res.destroy();
+      throw new FetchFailure(binaryError(url, type.mime, declared));
+    }
+    if (Number.isFinite(declared) && declared > MAX_RESPONSE_BYTES) {
+      res.destroy();
+      throw new FetchFailure(
+        `${url.href} is too large: Content-Length ${declared} bytes exceeds the ${formatBytes(MAX_RESPONSE_BYTES)} limit. ` +
+          'Nothing was read. Fetch a smaller page or a more specific URL.',
+      );
+    }
+    progress.phase = 'reading the body';
+    let lastReport = { bytes: 0, at: Date.now() };
+    const body = await readBody(res, MAX_RESPONSE_BYTES, controller.signal, progress, 'throw', (bytes) => {
+      const now = Date.now();
+      if (bytes - lastReport.bytes >= PROGRESS_EVERY_BYTES || now - lastReport.at >= PROGRESS_INTERVAL_MS) {
+        lastReport = { bytes, at: now };
+        ctx.metadata({ title: `Fetching ${url.href} (${formatBytes(bytes)})`, metadata: { url: url.href, bytes } });
+      }
+    });
+    ctx.metadata({ title: `Fetched ${url.href} (${formatBytes(body.length)})`, metadata: { url: url.href, bytes: body.length } });
+    const mime = type.mime && !isSniffable(type.mime) ? type.mime : sniff(body);
+    const metadata: WebfetchMetadata = {
+      url: start.href,
+      finalUrl: url.href,
+      status,
+      contentType: mime,
+      bytes: body.length,
+      format,
+      redirects,
+    };
+    return convert(body, mime, type.charset, format, url, metadata);
+  } catch (err) {
+    if (controller.signal.aborted) {
+      const reason = controller.signal.reason;
+      const where = `while ${progress.phase}${progress.bytes ? `, after ${formatBytes(progress.bytes)}` : ''}`;
+      if (reason instanceof TimeoutSignal) {
+        throw new FetchFailure(
+          `webfetch of ${current.href} timed out after ${timeoutSeconds} s ${where}. ` +
+            `The server is slow or the body never ends; retry with a larger timeout (max ${MAX_TIMEOUT_SECONDS}) or try another URL.`,
+        );
+      }
+      throw new FetchFailure(`webfetch of ${current.href} was aborted ${where}.`);
+    }
+    if (err instanceof FetchFailure || err instanceof BlockedAddressError) throw err;
+    throw new FetchFailure(networkError(err, current, progress));
+  } finally {
+    clearTimeout(timer);
+    ctx.abort.removeEventListener('abort', onAbort);
+  }
+}
+
+/** The abort reason used by the deadline, told apart from a caller's abort. */
+class TimeoutSignal extends Error {
+  constructor() {
+    super('timeout');
+  }
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+async function followRedirects(
+  start: URL,
+  format: Format,
+  policy: CompiledPolicy,
+  signal: AbortSignal,
+  progress: Progress,
+  onHop: (url: URL) => void,
+): Promise<{ res: http.IncomingMessage; url: URL; redirects: string[] }> {
+  const redirects: string[] = [];
+  const chain = [start.href];
+  let url = start;
+  for (;;) {
+    progress.phase = redirects.length ? `following a redirect to ${url.href}` : `connecting to ${url.host}`;
+    let res: http.IncomingMessage;
+    try {
+      res = await guardedGet(url, {
+        policy,
+        signal,
+        headers: { 'User-Agent': USER_AGENT, Accept: ACCEPT[format], 'Accept-Encoding': 'gzip, deflate, br', 'Accept-Language': 'en;q=1.0, *;q=0.5' },
+      });
+    } catch (err) {
+      if (err instanceof BlockedAddressError && redirects.length) {
+        throw new FetchFailure(`${err.message} (Reached through a redirect: ${chain.join(' -> ')}.)`);
+      }
+      throw err;
+    }
+    const status = res.statusCode ?? 0;
+    const location = res.headers.location;
+    if (!REDIRECT_STATUSES.has(status) || !location) return { res, url, redirects };
+    res.destroy();
+    let next: URL;
+    try {
+      next = new URL(location, url);
+    } catch {
+      throw new FetchFailure(`${url.href} redirected (HTTP ${status}) to an invalid URL ${JSON.stringify(location)}. Try another URL.`);
+    }
+    const looped = chain.includes(next.href);
+    chain.push(next.href);
+    if (redirects.length >= MAX_REDIRECTS) {
+      throw new FetchFailure(
+        `Too many redirects: more than ${MAX_REDIRECTS} starting at ${start.href}${looped ? ' (a redirect loop)' : ''}: ${chain.join(' -> ')}. ` +
+          'Fetch the final page directly if you know it, or give up on this URL.',
+      );
+    }
+    redirects.push(next.href);
+    url = next;
+    onHop(url);
+  }
+}
+
+/**
+ * Reads a response body, decompressing gzip/deflate/br, and stops at `limit` decompressed bytes:
+ * `throw` fails with a clear error there (the response is abandoned), `stop` keeps the first bytes.
+ */
+async function readBody(
+  res: http.IncomingMessage,
+  limit: number,
+  signal: AbortSignal,
+  progress: Progress,
+  atLimit: 'throw' | 'stop',
+  onBytes?: (bytes: number) => void,
+): Promise<Buffer> {
+  const onAbort = () => res.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+  signal.addEventListener('abort', onAbort, { once: true });
+  const encodings = String(res.headers['content-encoding'] ?? '')
+    .split(',')
+    .map((e) => e.trim().toLowerCase())
+    .filter((e) => e && e !== 'identity');
+  let raw = 0;
+  // Compressed bytes can never legitimately exceed the decompressed limit by much; cap them too.
+  const counted = async function* (): AsyncGenerator<Buffer> {
+    for await (const chunk of res as AsyncIterable<Buffer>) {
+      raw += chunk.length;
+      if (atLimit === 'throw' && raw > limit) throw tooLarge(res, raw);
+      yield chunk;
+    }
+  };
+  let stream: AsyncIterable<Buffer> = counted();
+  for (const encoding of encodings.reverse()) stream = decompress(stream, encoding);
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of stream) {
+      if (total + chunk.length > limit) {
+        if (atLimit === 'stop') {
+          chunks.push(chunk.subarray(0, limit - total));
+          total = limit;
+          break;
+        }
+        throw tooLarge(res, total + chunk.length, encodings.length > 0);
+      }
+      chunks.push(chunk);
+      total += chunk.length;
+      progress.bytes = total;
+      onBytes?.(total);
+    }
+    return Buffer.concat(chunks, total);
+  } catch (err) {
+    if (err instanceof FetchFailure || signal.aborted) throw err;
+    const code = (err as NodeJS.ErrnoException).code ?? '';
+    if (code.startsWith('Z_') || /incorrect header|invalid (block|distance|code)|unexpected end|decompress/i.test(String((err as Error).message))) {
+      throw new FetchFailure(
+        `The ${encodings.join(', ')} body of ${responseUrl(res)} could not be decompressed (${(err as Error).message}). The server sent a damaged response; try again or another URL.`,
+      );
+    }
+    throw err;
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    res.destroy();
+  }
+}
+
+function decompress(source: AsyncIterable<Buffer>, encoding: string): AsyncIterable<Buffer> {
+  const noop = () => undefined;
+  switch (encoding) {
+    case 'gzip':
+    case 'x-gzip':
+      return pipeline(Readable.from(source), zlib.createGunzip(), noop);
+    case 'br':
+      return pipeline(Readable.from(source), zlib.createBrotliDecompress(), noop);
+    case 'deflate':
+      return inflateEither(source);
+    default:
+      throw new FetchFailure(`The server used an unsupported Content-Encoding "${encoding}" (supported: gzip, deflate, br). Try another URL.`);
+  }
+}
+
+/** `deflate` is meant to be zlib-wrapped, but some servers send raw deflate: tell them apart by the header. */
+async function* inflateEither(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  const it = source[Symbol.asyncIterator]();
+  const first = await it.next();
+  if (first.done) return;
+  const b: Buffer = first.value;
+  const zlibWrapped = (b[0] & 0x0f) === 8 && (b.length < 2 || ((b[0] << 8) | b[1]) % 31 === 0);
+  const rest = (async function* () {
+    yield b;
+    for (;;) {
+      const n = await it.next();
+      if (n.done) return;
+      yield n.value;
+    }
+  })();
+  yield* pipeline(Readable.from(rest), zlibWrapped ? zlib.createInflate() : zlib.createInflateRaw(), () => undefined) as AsyncIterable<Buffer>;
+}
+
+function tooLarge(res: http.IncomingMessage, bytes: number, decompressed = false): FetchFailure {
+  return new FetchFailure(
+    `${responseUrl(res)} is too large: the body passed the ${formatBytes(MAX_RESPONSE_BYTES)} limit ` +
+      `(${bytes} bytes${decompressed ? ' after decompression' : ''} read) and the download was stopped. Fetch a smaller page or a more specific URL.`,
+  );
+}
+
+function responseUrl(res: http.IncomingMessage): string {
+  const req = (res as unknown as { req?: { protocol?: string; host?: string; path?: string } }).req;
+  return req?.host ? `${req.protocol ?? 'http:'}//${req.host}${req.path ?? ''}` : 'the response';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Content types and conversion
+
+interface ContentType {
+  mime: string;
+  charset?: string;
+}
+
+function parseContentType(header: string | undefined): ContentType {
+  if (!header) return { mime: '' };
+  const [type, ...params] = header.split(';');
+  const charset = params
+    .map((p) => p.trim().split('='))
+    .find(([k]) => k.trim().toLowerCase() === 'charset')?.[1]
+    ?.trim()
+    .replace(/^"|"$/g, '');
+  return { mime: type.trim().toLowerCase(), charset };
+}
+
+/** Types that say nothing about the content; the body is sniffed instead. */
+function isSniffable(mime: string): boolean {
+  return mime === '' || mime === 'application/octet-stream' || mime === 'binary/octet-stream' || mime === 'application/unknown';
+}
+
+function classify(mime: string): 'html' | 'text' | 'image' | 'binary' {
+  if (mime === 'text/html' || mime === 'application/xhtml+xml') return 'html';
+  if (IMAGE_TYPES.has(mime)) return 'image';
+  if (mime.startsWith('text/') || TEXT_TYPES.has(mime) || mime.endsWith('+json') || mime.endsWith('+xml')) return 'text';
+  return 'binary';
+}
+
+/** Guesses a type from the bytes when the server gave none (or octet-stream). */
+function sniff(body: Buffer): string {
+  const b = body;
+  if (b.length >= 8 && b.readUInt32BE(0) === 0x89504e47) return 'image/png';
+  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'image/jpeg';
+  if (b.length >= 6 && /^GIF8[79]a/.test(b.subarray(0, 6).toString('latin1'))) return 'image/gif';
+  if (b.length >= 12 && b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP') return 'image/webp';
+  const head = b.subarray(0, 1024);
+  if (head.includes(0)) return 'application/octet-stream';
+  const text = head.toString('utf8').trimStart().toLowerCase();
+  if (text.startsWith('<!doctype html') || text.startsWith('<html') || text.startsWith('<head') || text.startsWith('<body')) return 'text/html';
+  const printable = [...head].filter((c) => c >= 0x20 || c === 9 || c === 10 || c === 13).length;
+  return head.length === 0 || printable / head.length > 0.9 ? 'text/plain' : 'application/octet-stream';
+}
+
+function convert(
+  body: Buffer,
+  mime: string,
+  charset: string | undefined,
+  format: Format,
+  url: URL,
+  metadata: WebfetchMetadata,
+): Tool.Result<WebfetchMetadata> {
+  const kind = classify(mime);
+  const title = `${url.href} (${mime || 'unknown type'})`;
+  if (kind === 'image') {
+    return {
+      title,
+      metadata,
+      output: `Image ${url.href} (${mime}, ${formatBytes(body.length)}) is attached.`,
+      attachments: [{ type: 'image', mime, data: body.toString('base64'), uri: url.href }],
+    };
+  }
+  if (kind === 'binary') throw new FetchFailure(binaryError(url, mime, body.length));
+  const text = decode(body, charset ?? (kind === 'html' ? metaCharset(body) : undefined), mime);
+  if (kind === 'text' || format === 'html') return { title, metadata, output: text };
+  const output = format === 'markdown' ? htmlToMarkdown(text, url) : htmlToText(text);
+  if (!output.trim() && text.trim()) {
+    return {
+      title,
+      metadata,
+      output: `(The page at ${url.href} has no readable text once scripts, styles and navigation are removed; it may be built by JavaScript. Try format="html" to see the raw page.)`,
+    };
+  }
+  return { title, metadata, output };
+}
+
+/** The charset an HTML page declares in a `<meta>` tag within its first 1024 bytes. */
+function metaCharset(body: Buffer): string | undefined {
+  const head = body.subarray(0, 1024).toString('latin1');
+  return /<meta[^>]+charset\s*=\s*["']?([\w.:-]+)/i.exec(head)?.[1];
+}
+
+function decode(body: Buffer, charset: string | undefined, _mime: string): string {
+  try {
+    return new TextDecoder(charset || 'utf-8').decode(body);
+  } catch {
+    // Unknown label: UTF-8 is the best guess for the web.
+    return new TextDecoder('utf-8').decode(body);
+  }
+}
+
+const SANITIZE_OPTIONS: sanitizeHtml.IOptions = {
+  allowedTags: [
+    ...sanitizeHtml.defaults.allowedTags.filter((t) => !DROPPED_ELEMENTS.includes(t)),
+    'img', 'del', 'ins', 'details', 'summary',
+  ],
+  allowedAttributes: {
+    a: ['href', 'title'],
+    img: ['src', 'alt', 'title'],
+    code: ['class'],
+    pre: ['class'],
+    td: ['colspan', 'rowspan'],
+    th: ['colspan', 'rowspan'],
+  },
+  allowedSchemes: ['http', 'https', 'mailto', 'tel'],
+  nonTextTags: [...DROPPED_ELEMENTS],
+  // Page chrome marked by role, and content the page itself hides.
+  exclusiveFilter: (frame) =>
+    ['navigation', 'banner', 'contentinfo', 'search', 'dialog'].includes(String(frame.attribs.role ?? '').toLowerCase()) ||
+    'hidden' in frame.attribs ||
+    frame.attribs['aria-hidden'] === 'true',
+};
+
+/** Sanitises with links and images made absolute against `base`. */
+function sanitize(html: string, base: URL): string {
+  const absolute = (value: string | undefined) => {
+    if (!value) return value;
+    try {
+      return new URL(value, base).href;
+    } catch {
+      return value;
+    }
+  };
+  return sanitizeHtml(html, {
+    ...SANITIZE_OPTIONS,
+    transformTags: {
+      a: (tagName, attribs) => ({ tagName, attribs: { ...attribs, ...(attribs.href ? { href: absolute(attribs.href)! } : {}) } }),
+      img: (tagName, attribs) => ({ tagName, attribs: { ...attribs, ...(attribs.src ? { src: absolute(attribs.src)! } : {}) } }),
+    },
+  });
+}
+
+const turndown = new TurndownService({
+  headingStyle: 'atx',
+  codeBlockStyle: 'fenced',
+  bulletListMarker: '-',
+  emDelimiter: '_',
+  hr: '---',
+});
+
+/** HTML to markdown: sanitise (chrome, scripts and styles dropped), then turndown. */
+export function htmlToMarkdown(html: string, base: URL): string {
+  return turndown
+    .turndown(sanitize(html, base))
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}
+
+const BLOCK_TAG = /<\/?(p|div|br|hr|li|ul|ol|dl|dt|dd|h[1-6]|tr|table|thead|tbody|section|article|main|aside|pre|blockquote|figure|figcaption|details|summary|address|caption)\b[^>]*>/gi;
+
+/** HTML to plain text: sanitise, break lines at block elements, strip tags, tidy whitespace. */
+export function htmlToText(html: string): string {
+  const blocks = sanitizeHtml(html, { ...SANITIZE_OPTIONS, allowedAttributes: {} }).replace(BLOCK_TAG, '\n$&');
+  const text = sanitizeHtml(blocks, { allowedTags: [], allowedAttributes: {} })
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+  return text
+    .split('\n')
+    .map((line) => line.replace(/[ \t\f\v\u00a0]+/g, ' ').trim())
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arguments and errors
+
+function checkTimeout(timeout: number | undefined): number {
+  if (timeout === undefined) return DEFAULT_TIMEOUT_SECONDS;
+  if (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout <= 0 || timeout > MAX_TIMEOUT_SECONDS) {
+    throw new Error(
+      `timeout must be a number of seconds above 0 and at most ${MAX_TIMEOUT_SECONDS}, got ${JSON.stringify(timeout)}. ` +
+        `Leave it out for the default ${DEFAULT_TIMEOUT_SECONDS} s.`,
+    );
+  }
+  return timeout;
+}
+
+function parseUrl(raw: string): URL {
+  const text = String(raw ?? '').trim();
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    const hint = /^[\w-]+(\.[\w-]+)+(\/|$)/.test(text) ? ` Did you mean "https://${text}"?` : '';
+    throw new Error(`Invalid URL ${JSON.stringify(raw)}: give a full URL starting with http:// or https://.${hint}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new Error(`Unsupported URL scheme "${url.protocol}" in ${JSON.stringify(raw)}: webfetch only fetches http:// and https:// URLs. Use the read tool for local files.`);
+  }
+  return url;
+}
+
+function statusError(status: number, statusText: string, url: URL, body: string): string {
+  const snippet = body.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, ERROR_SNIPPET_CHARS);
+  const advice =
+    status === 404 || status === 410
+      ? 'Check the URL; the page does not exist.'
+      : status === 401 || status === 403
+        ? 'The page needs credentials or refuses automated clients; try another source.'
+        : status === 429
+          ? 'The server is rate limiting; wait before retrying, or try another source.'
+          : status >= 500
+            ? 'The server failed; retry later or try another source.'
+            : 'Check the URL and try again.';
+  return `HTTP ${status}${statusText ? ` ${statusText}` : ''} from ${url.href}.${snippet ? ` The response began: "${snippet}"` : ''} ${advice}`;
+}
+
+function binaryError(url: URL, mime: string, bytes: number): string {
+  const size = Number.isFinite(bytes) && bytes >= 0 ? `, ${formatBytes(bytes)}` : '';
+  const image = mime.startsWith('image/') ? ` Only ${[...IMAGE_TYPES].join(', ')} images can be attached.` : '';
+  return `${url.href} is binary content (${mime}${size}) that webfetch cannot return: it returns web pages, text and images.${image} Look for an HTML or text version of this resource.`;
+}
+
+function networkError(err: unknown, url: URL, progress: Progress): string {
+  const e = err as NodeJS.ErrnoException;
+  const code = e?.code ?? '';
+  const what =
+    code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+      ? `the host ${url.hostname} could not be resolved (${code}); check the spelling of the domain`
+      : code === 'ECONNREFUSED'
+        ? `the connection to ${url.host} was refused; nothing is listening there`
+        : code === 'ECONNRESET' || e?.message === 'aborted'
+          ? `the connection was closed by the server while ${progress.phase}${progress.bytes ? ` (after ${formatBytes(progress.bytes)})` : ''}`
+          : code.startsWith('ERR_TLS') || code.includes('CERT') || /certificate/i.test(e?.message ?? '')
+            ? `the TLS certificate of ${url.host} was not accepted (${e.message})`
+            : `${e?.message ?? String(err)}${code ? ` (${code})` : ''}`;
+  return `webfetch of ${url.href} failed: ${what}. Try again, or try another URL.`;
+}
+
+function formatBytes(n: number): string {
+  if (n >= 1024 * 1024) return `${(n / (1024 * 1024)).toFixed(n % (1024 * 1024) === 0 ? 0 : 1)} MB`;
+  if (n >= 1024) return `${(n / 1024).toFixed(n % 1024 === 0 ? 0 : 1)} KB`;
+  return `${n} bytes`;
+}
