@@ -10,7 +10,7 @@ import fg from 'fast-glob';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
 import { Workspace } from '../workspace.js';
-import { IgnoreTree, MtimeCache, PROGRESS_INTERVAL_MS, VCS_DIRS, compareNewestFirst, resolveForSearch, rootContaining, throttle, throwIfAborted } from './search-common.js';
+import { IgnoreTree, MtimeCache, isIgnoreFileName, PROGRESS_INTERVAL_MS, VCS_DIRS, compareNewestFirst, resolveForSearch, rootContaining, throttle, throwIfAborted } from './search-common.js';
 
 /** Paths returned at most; the newest are kept. */
 export const MAX_GLOB_RESULTS = 100;
@@ -48,9 +48,11 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>('glob', asy
       ctx.metadata({ title });
       const cwdStat = await fsp.stat(cwd).catch(() => undefined);
 
-      let found: string[] = [];
+      // Files with their modification times.
+      const mtimes = new MtimeCache();
+      const found: Array<{ path: string; mtime: number }> = [];
       if (dynamic === '') {
-        if (cwdStat?.isFile()) found = [cwd];
+        if (cwdStat?.isFile()) found.push({ path: cwd, mtime: mtimes.get(cwd) });
       } else if (cwdStat?.isDirectory()) {
         const top = rootContaining(ws.roots, cwd) ?? ws.root;
         const tree = await IgnoreTree.forWalk(top, cwd);
@@ -60,8 +62,9 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>('glob', asy
           dirsRead++;
           report();
         });
+        let rel: string[];
         try {
-          const rel = await fg(dynamic, {
+          rel = await fg(dynamic, {
             cwd,
             dot: true,
             onlyFiles: true,
@@ -71,19 +74,21 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>('glob', asy
             suppressErrors: false,
             fs: { readdir } as unknown as fg.Options['fs'],
           });
-          // Belt and braces: whatever fast-glob makes of a pattern, only paths under cwd come out.
-          found = rel.map((r) => path.resolve(cwd, r)).filter((abs) => abs.startsWith(cwd + path.sep));
         } catch (err) {
           throwIfAborted(ctx.abort, 'glob');
           throw new Error(`glob could not search with pattern ${JSON.stringify(args.pattern)}: ${(err as Error).message}. Check the pattern and call glob again.`);
         }
+        // Stat'ing in one tight loop after the walk is cheaper than interleaving it with the walk.
+        const prefix = cwd + path.sep;
+        for (const r of rel) {
+          const abs = r.includes('..') ? path.resolve(cwd, r) : prefix + r;
+          // Belt and braces: whatever fast-glob makes of a pattern, only paths under cwd come out.
+          if (abs.startsWith(prefix)) found.push({ path: abs, mtime: mtimes.get(abs) });
+        }
       }
       throwIfAborted(ctx.abort, 'glob');
 
-      const mtimes = new MtimeCache();
-      const sorted = found
-        .map((abs) => ({ path: abs, mtime: mtimes.get(abs) }))
-        .sort(compareNewestFirst);
+      const sorted = found.sort(compareNewestFirst);
       const shown = sorted.slice(0, MAX_GLOB_RESULTS).map((f) => ws.display(f.path));
       const truncated = sorted.length > shown.length;
       const metadata: GlobMetadata = { count: sorted.length, shown: shown.length, truncated };
@@ -124,40 +129,69 @@ export function splitPattern(pattern: string): { fixed: string; dynamic: string 
 
 type ReaddirCallback = (err: NodeJS.ErrnoException | null, entries: Dirent[]) => void;
 
+/** How long the synchronous directory reads may hold the event loop before yielding. */
+const SLICE_MS = 20;
+
 /**
  * A `readdir` for fast-glob that drops what must never be walked or returned before fast-glob sees
  * it: .gitignored entries (rules read from each directory as it is listed, so ignored trees are
- * never entered), version-control directories and symlinks.
+ * never entered), version-control directories and symlinks. Listings are read synchronously: a
+ * thread-pool round trip per directory costs more than the read itself, and yielding every
+ * SLICE_MS keeps abort and progress live.
  */
 function gitignoreAwareReaddir(tree: IgnoreTree, cwd: string, signal: AbortSignal, onDir: () => void) {
+  let sliceStart = performance.now();
+  const later = (fn: () => void): void => {
+    if (performance.now() - sliceStart < SLICE_MS) {
+      process.nextTick(fn);
+      return;
+    }
+    setImmediate(() => {
+      sliceStart = performance.now();
+      fn();
+    });
+  };
   return (dir: string, optsOrCb: unknown, maybeCb?: ReaddirCallback): void => {
     const cb = (typeof optsOrCb === 'function' ? optsOrCb : maybeCb) as ReaddirCallback;
     if (signal.aborted) {
-      cb(Object.assign(new Error('aborted'), { code: 'ABORT_ERR' }), []);
+      later(() => cb(Object.assign(new Error('aborted'), { code: 'ABORT_ERR' }), []));
       return;
     }
-    const abs = path.resolve(cwd, dir);
+    const abs = dir.startsWith(cwd) && !dir.includes('..') ? dir : path.resolve(cwd, dir);
     if (abs !== cwd && !abs.startsWith(cwd + path.sep)) {
-      cb(null, []); // never list a directory above the search root
+      later(() => cb(null, [])); // never list a directory above the search root
       return;
     }
-    fs.readdir(abs, { withFileTypes: true }, (err, entries) => {
-      if (err) {
-        // Unreadable or vanished directories are skipped, not fatal.
-        cb(['ENOENT', 'EACCES', 'EPERM', 'ENOTDIR'].includes(err.code ?? '') ? null : err, []);
+    let entries: Dirent[];
+    try {
+      entries = fs.readdirSync(abs, { withFileTypes: true });
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      // Unreadable or vanished directories are skipped, not fatal.
+      later(() => cb(['ENOENT', 'EACCES', 'EPERM', 'ENOTDIR'].includes(err.code ?? '') ? null : err, []));
+      return;
+    }
+    onDir();
+    // One pass to see whether anything needs filtering; the common case passes the listing through untouched.
+    let drop = false;
+    let ruleFiles = false;
+    for (const e of entries) {
+      if (VCS_DIRS.has(e.name) || e.isSymbolicLink()) drop = true;
+      else if (isIgnoreFileName(e.name)) ruleFiles = true;
+    }
+    const filter = (chain: Awaited<ReturnType<IgnoreTree['enter']>>): void => {
+      if (!drop && chain.length === 0) {
+        cb(null, entries);
         return;
       }
-      onDir();
-      tree.enter(abs, new Set(entries.map((e) => e.name))).then(
-        (chain) => {
-          const kept = entries.filter((e) => {
-            if (VCS_DIRS.has(e.name) || e.isSymbolicLink()) return false;
-            return !tree.isIgnored(chain, path.join(abs, e.name), e.isDirectory());
-          });
-          cb(null, kept);
-        },
-        (e: NodeJS.ErrnoException) => cb(e, []),
-      );
-    });
+      const rules = chain.length > 0;
+      cb(null, entries.filter((e) => {
+        if (VCS_DIRS.has(e.name) || e.isSymbolicLink()) return false;
+        return !rules || !tree.isIgnored(chain, path.join(abs, e.name), e.isDirectory());
+      }));
+    };
+    const chain = tree.enter(abs, ruleFiles ? entries.map((e) => e.name) : []);
+    if (Array.isArray(chain)) later(() => filter(chain));
+    else chain.then(filter, (e: NodeJS.ErrnoException) => cb(e, []));
   };
 }

@@ -4,7 +4,7 @@
  * at most MAX_MATCHES matches grouped by file, newest files first, long lines cut.
  */
 import { spawn } from 'node:child_process';
-import { promises as fs, constants as fsConstants } from 'node:fs';
+import { promises as fs, constants as fsConstants, readdirSync, openSync, fstatSync, readFileSync, readSync, closeSync, type Dirent } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -36,8 +36,8 @@ export const MAX_CONTEXT_LINES = 20;
 const RG_MAX_COLUMNS = MAX_LINE_LENGTH * 4;
 /** Files up to this size are searched in one piece by the JS backend; bigger ones in blocks. */
 const JS_BLOCK_BYTES = 8 * 1024 * 1024;
-/** Files the JS backend reads at once. */
-const JS_CONCURRENCY = 16;
+/** The JS backend yields to the event loop this often (abort, progress). */
+const JS_SLICE_MS = 20;
 /** Bytes of ripgrep's stderr kept for error messages. */
 const MAX_STDERR = 4096;
 
@@ -260,11 +260,11 @@ class Collector {
     return new FileAccumulator(this.cap, this.after);
   }
 
-  /** Adds a finished file's hits. */
-  addFile(abs: string, acc: FileAccumulator): void {
+  /** Adds a finished file's hits (`mtime` when the caller already has it). */
+  addFile(abs: string, acc: FileAccumulator, mtime?: number): void {
     if (acc.count === 0) return;
     this.totalMatches += acc.count;
-    this.files.push({ abs, count: acc.count, records: acc.records, mtime: this.mtimes.get(abs) });
+    this.files.push({ abs, count: acc.count, records: acc.records, mtime: mtime ?? this.mtimes.get(abs) });
     this.stored += Math.min(acc.count, this.cap);
     if (this.stored > this.cap * 8) this.prune();
   }
@@ -480,78 +480,79 @@ export async function findExecutable(name: string): Promise<string | undefined> 
 // ---------------------------------------------------------------------------------------------
 
 async function searchWithJs(o: SearchOptions): Promise<void> {
+  // Synchronous file I/O in time slices: one thread-pool round trip per file would cost more than
+  // the search itself on trees of small files. Between slices the event loop runs, so abort and
+  // progress stay live.
+  let sliceStart = performance.now();
+  const maybeYield = async (): Promise<boolean> => {
+    if (performance.now() - sliceStart < JS_SLICE_MS) return !o.ctx.abort.aborted;
+    await new Promise<void>((r) => setImmediate(r));
+    sliceStart = performance.now();
+    return !o.ctx.abort.aborted;
+  };
+  const searchOne = (abs: string): void => {
+    const hit = searchFileSync(abs, o);
+    o.collector.filesScanned++;
+    if (hit) o.collector.addFile(abs, hit.acc, hit.mtime);
+    o.report();
+  };
   if (o.isFile) {
-    const acc = await searchFile(o.target, o);
-    if (acc) o.collector.addFile(o.target, acc);
+    searchOne(o.target);
     return;
   }
   const tree = await IgnoreTree.forWalk(o.top, o.target);
-  // Files are searched while the walk goes on, at most JS_CONCURRENCY at a time.
-  const inflight = new Set<Promise<void>>();
-  const schedule = async (file: string): Promise<void> => {
-    const p: Promise<void> = (async () => {
-      const acc = await searchFile(file, o);
-      o.collector.filesScanned++;
-      if (acc) o.collector.addFile(file, acc);
-      o.report();
-    })().finally(() => inflight.delete(p));
-    inflight.add(p);
-    if (inflight.size >= JS_CONCURRENCY) await Promise.race(inflight);
-  };
-  const walk = async (dir: string): Promise<void> => {
-    if (o.ctx.abort.aborted) return;
-    let entries;
+  const stack = [o.target];
+  while (stack.length) {
+    if (!(await maybeYield())) return;
+    const dir = stack.pop() as string;
+    let entries: Dirent[];
     try {
-      entries = await fs.readdir(dir, { withFileTypes: true });
+      entries = readdirSync(dir, { withFileTypes: true });
     } catch {
-      return; // unreadable directory: skipped, as ripgrep does
+      continue; // unreadable directory: skipped, as ripgrep does
     }
-    const chain = await tree.enter(dir, new Set(entries.map((e) => e.name)));
+    const pending = tree.enter(dir, entries.map((e) => e.name));
+    const chain = Array.isArray(pending) ? pending : await pending;
+    const rules = chain.length > 0;
     const subdirs: string[] = [];
     for (const e of entries) {
       if (VCS_DIRS.has(e.name) || e.isSymbolicLink()) continue;
-      const abs = path.join(dir, e.name);
       const isDir = e.isDirectory();
       if (!isDir && !e.isFile()) continue;
-      if (tree.isIgnored(chain, abs, isDir)) continue;
+      const abs = dir.endsWith(path.sep) ? dir + e.name : dir + path.sep + e.name;
+      if (rules && tree.isIgnored(chain, abs, isDir)) continue;
       if (isDir) subdirs.push(abs);
       else if (!o.include || o.include.matches(path.relative(o.target, abs).split(path.sep).join('/'))) {
-        if (o.ctx.abort.aborted) return;
-        await schedule(abs);
+        if (!(await maybeYield())) return;
+        searchOne(abs);
       }
     }
-    for (const d of subdirs) await walk(d);
-  };
-  try {
-    await walk(o.target);
-  } finally {
-    await Promise.all(inflight);
+    for (let i = subdirs.length - 1; i >= 0; i--) stack.push(subdirs[i]);
   }
 }
 
 /** Searches one file; null when it is binary (contains a NUL byte) or unreadable. */
-async function searchFile(abs: string, o: SearchOptions): Promise<FileAccumulator | null> {
-  let handle;
+function searchFileSync(abs: string, o: SearchOptions): { acc: FileAccumulator; mtime: number } | null {
+  let fd: number;
   try {
-    handle = await fs.open(abs, 'r');
+    fd = openSync(abs, 'r');
   } catch {
     return null;
   }
   try {
-    const size = (await handle.stat()).size;
+    const st = fstatSync(fd);
     const scanner = new LineScanner(o.compiled, o.before, o.after, o.collector.newFile());
-    if (size <= o.blockBytes) {
-      const buf = await handle.readFile();
+    if (st.size <= o.blockBytes) {
+      const buf = readFileSync(fd);
       if (buf.indexOf(0) !== -1) return null;
       scanner.block(buf, true);
-      return scanner.acc;
+      return { acc: scanner.acc, mtime: st.mtimeMs };
     }
     // Large file: blocks of whole lines, so memory stays flat.
     let carry: Buffer | undefined;
     const chunk = Buffer.allocUnsafe(o.blockBytes);
     for (;;) {
-      if (o.ctx.abort.aborted) return null;
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+      const bytesRead = readSync(fd, chunk, 0, chunk.length, null);
       if (bytesRead === 0) break;
       let data = chunk.subarray(0, bytesRead);
       if (data.indexOf(0) !== -1) return null;
@@ -565,11 +566,11 @@ async function searchFile(abs: string, o: SearchOptions): Promise<FileAccumulato
       carry = lastNl + 1 < data.length ? Buffer.from(data.subarray(lastNl + 1)) : undefined;
     }
     if (carry) scanner.block(carry, true);
-    return scanner.acc;
+    return { acc: scanner.acc, mtime: st.mtimeMs };
   } catch {
     return null;
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 

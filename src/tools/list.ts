@@ -112,7 +112,7 @@ async function readEntries(dir: string, root: string, tree: IgnoreTree, extra: R
   } catch {
     return []; // unreadable: shown as empty rather than failing the whole listing
   }
-  const chain = await tree.enter(dir, new Set(dirents.map((d) => d.name)));
+  const chain = await tree.enter(dir, dirents.map((d) => d.name));
   const out: Node[] = [];
   for (const d of dirents) {
     const abs = path.join(dir, d.name);

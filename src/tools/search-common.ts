@@ -11,6 +11,13 @@ import { PathOutsideWorkspaceError, type Workspace } from '../workspace.js';
 /** Ignore files honoured in every directory, lowest precedence first (ripgrep's order). */
 export const IGNORE_FILE_NAMES: readonly string[] = ['.gitignore', '.ignore', '.rgignore'];
 
+const IGNORE_FILE_SET: ReadonlySet<string> = new Set(IGNORE_FILE_NAMES);
+
+/** Whether `name` is one of IGNORE_FILE_NAMES. */
+export function isIgnoreFileName(name: string): boolean {
+  return IGNORE_FILE_SET.has(name);
+}
+
 /** Version-control directories that are never walked (they are implementation detail, not source). */
 export const VCS_DIRS: ReadonlySet<string> = new Set(['.git', '.hg', '.svn', '.jj']);
 
@@ -90,16 +97,27 @@ export class IgnoreTree {
 
   /**
    * Registers the directory `dir` (already known not to be ignored) and reads its own ignore
-   * files; returns the chain for its entries. `names` are the entry names when already listed.
+   * files; returns the chain for its entries. `entryNames`, the directory's listing when the caller
+   * has it, saves opening files that are not there: with no ignore file among them the answer is
+   * immediate (no promise), which keeps walks of huge trees cheap.
    */
-  async enter(dir: string, names?: ReadonlySet<string>): Promise<DirRules[]> {
+  enter(dir: string, entryNames?: Iterable<string>): DirRules[] | Promise<DirRules[]> {
     const existing = this.chains.get(dir);
     if (existing) return existing;
     const parent = this.chains.get(path.dirname(dir)) ?? this.ancestors;
-    const own = await readDirRules(dir, names);
-    const chain = own ? [own, ...parent] : parent;
-    this.chains.set(dir, chain);
-    return chain;
+    let present: Set<string> | undefined;
+    if (entryNames) {
+      for (const n of entryNames) if (IGNORE_FILE_SET.has(n)) (present ??= new Set()).add(n);
+      if (!present) {
+        this.chains.set(dir, parent);
+        return parent;
+      }
+    }
+    return readDirRules(dir, present).then((own) => {
+      const chain = own ? [own, ...parent] : parent;
+      this.chains.set(dir, chain);
+      return chain;
+    });
   }
 
   /** Whether the entry `abs` (a child of a directory passed to `enter`) is ignored. */
@@ -274,9 +292,9 @@ export class MtimeCache {
     let t = this.cache.get(abs);
     if (t === undefined) {
       try {
-        t = statSync(abs).mtimeMs;
+        t = statSync(abs, { throwIfNoEntry: false })?.mtimeMs ?? -Infinity;
       } catch {
-        t = -Infinity;
+        t = -Infinity; // unreadable: sorts last
       }
       this.cache.set(abs, t);
     }
