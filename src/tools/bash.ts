@@ -30,7 +30,7 @@ export const PROGRESS_TAIL_CHARS = 2_000;
  * After the shell exits, how long the pipes may stay quiet before reading stops (a background
  * child can hold them open forever), and the hard cap on that wait, in ms.
  */
-export const PIPE_QUIET_MS = 100;
+export const PIPE_QUIET_MS = 250;
 export const PIPE_GRACE_MAX_MS = 1_000;
 
 /** Environment added to every command: nothing may wait for a terminal, an editor or a pager. */
@@ -263,13 +263,16 @@ async function runCommand(opts: RunOptions): Promise<RunResult> {
   // there until they go quiet or close, then stop listening.
   const bothEnded = Promise.all(ended).then(() => true);
   const graceDeadline = Date.now() + PIPE_GRACE_MAX_MS;
+  // With no process of the group left, nothing can hold the pipes: their end is only delayed
+  // (a loaded machine), so wait for it rather than judge by quiet time and cut output short.
+  const mayBeHeld = child.pid !== undefined && groupAlive(child.pid);
   let pipesClosed = false;
   while (!pipesClosed && Date.now() < graceDeadline) {
     const quietFor = Date.now() - lastData;
     const wait = Math.max(10, PIPE_QUIET_MS - quietFor);
     pipesClosed = await Promise.race([bothEnded, delay(wait).then(() => false)]);
     // Paused pipes (waiting for the output file to drain) are not quiet, just slowed down.
-    if (!pipesClosed && !out.paused && Date.now() - lastData >= PIPE_QUIET_MS) break;
+    if (mayBeHeld && !pipesClosed && !out.paused && Date.now() - lastData >= PIPE_QUIET_MS) break;
   }
   for (const s of streams) {
     s.removeAllListeners('data');
