@@ -4,7 +4,7 @@
  * at most MAX_MATCHES matches grouped by file, newest files first, long lines cut.
  */
 import { spawn } from 'node:child_process';
-import { promises as fs, constants as fsConstants, readdirSync, openSync, fstatSync, readFileSync, readSync, closeSync, type Dirent } from 'node:fs';
+import { promises as fs, constants as fsConstants, stat as statCb, readdirSync, openSync, fstatSync, readFileSync, readSync, closeSync, type Dirent } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -14,7 +14,6 @@ import { Workspace } from '../workspace.js';
 import {
   IgnoreTree,
   IncludeMatcher,
-  MtimeCache,
   PROGRESS_INTERVAL_MS,
   VCS_DIRS,
   compareNewestFirst,
@@ -242,19 +241,23 @@ class FileAccumulator {
   }
 }
 
-/** Gathers files' hits; keeps records only for the newest files that can still be shown. */
+/**
+ * Gathers files' hits. Records are kept only for files that may still be shown: once the newest
+ * files hold `cap` matches, older ones are reduced to counts, and can never come back (newer
+ * files only push them further down). Without a known mtime a file's stat runs on the thread pool
+ * while the search goes on.
+ */
 class Collector {
   totalMatches = 0;
   filesScanned = 0;
-  private readonly files: FileHits[] = [];
+  fileCount = 0;
+  /** Files whose records may still be shown (plus those whose mtime is not known yet). */
+  private live: FileHits[] = [];
   private stored = 0;
-  private readonly mtimes = new MtimeCache();
+  private pendingStats = 0;
+  private statsDone: (() => void) | undefined;
 
   constructor(readonly cap: number, readonly after: number, readonly withContext: boolean) {}
-
-  get fileCount(): number {
-    return this.files.length;
-  }
 
   newFile(): FileAccumulator {
     return new FileAccumulator(this.cap, this.after);
@@ -264,34 +267,46 @@ class Collector {
   addFile(abs: string, acc: FileAccumulator, mtime?: number): void {
     if (acc.count === 0) return;
     this.totalMatches += acc.count;
-    this.files.push({ abs, count: acc.count, records: acc.records, mtime: mtime ?? this.mtimes.get(abs) });
+    this.fileCount++;
+    const f: FileHits = { abs, count: acc.count, records: acc.records, mtime: mtime ?? NaN };
+    this.live.push(f);
     this.stored += Math.min(acc.count, this.cap);
-    if (this.stored > this.cap * 8) this.prune();
+    if (mtime === undefined) {
+      this.pendingStats++;
+      statCb(abs, (err, st) => {
+        f.mtime = err ? -Infinity : st.mtimeMs;
+        if (--this.pendingStats === 0) this.statsDone?.();
+        this.maybePrune();
+      });
+    } else this.maybePrune();
   }
 
-  /** Files ordered newest first, with records only where they can be shown. */
-  finish(): FileHits[] {
+  /** Files ordered newest first; only the first ones carry records. */
+  async finish(): Promise<FileHits[]> {
+    if (this.pendingStats > 0) await new Promise<void>((r) => { this.statsDone = r; });
     this.prune();
-    return this.files;
+    return this.live;
+  }
+
+  private maybePrune(): void {
+    if (this.stored > this.cap * 4) this.prune();
   }
 
   private prune(): void {
-    this.files.sort((a, b) => compareNewestFirst({ mtime: a.mtime, path: a.abs }, { mtime: b.mtime, path: b.abs }));
+    const known = this.live.filter((f) => !Number.isNaN(f.mtime));
+    const unknown = this.live.filter((f) => Number.isNaN(f.mtime));
+    known.sort((a, b) => compareNewestFirst({ mtime: a.mtime, path: a.abs }, { mtime: b.mtime, path: b.abs }));
     let kept = 0;
+    let i = 0;
+    for (; i < known.length && kept < this.cap; i++) kept += Math.min(known[i].count, this.cap);
+    this.live = known.slice(0, i).concat(unknown);
     this.stored = 0;
-    for (const f of this.files) {
-      if (kept >= this.cap) {
-        f.records = [];
-        continue;
-      }
-      kept += Math.min(f.count, this.cap);
-      this.stored += Math.min(f.count, this.cap);
-    }
+    for (const f of this.live) this.stored += Math.min(f.count, this.cap);
   }
 }
 
-function render(collector: Collector, ws: Workspace, pattern: string, target: string, backend: GrepBackend): Tool.Result<GrepMetadata> {
-  const files = collector.finish();
+async function render(collector: Collector, ws: Workspace, pattern: string, target: string, backend: GrepBackend): Promise<Tool.Result<GrepMetadata>> {
+  const files = await collector.finish();
   const total = collector.totalMatches;
   if (total === 0) {
     return {
@@ -322,15 +337,15 @@ function render(collector: Collector, ws: Workspace, pattern: string, target: st
   const shown = collector.cap - budget;
   const truncated = total > shown;
   const head = truncated
-    ? `Found ${total} matches in ${files.length} files; showing the first ${shown}, newest files first.`
-    : `Found ${total} match${total === 1 ? '' : 'es'} in ${files.length} file${files.length === 1 ? '' : 's'}.`;
+    ? `Found ${total} matches in ${collector.fileCount} files; showing the first ${shown}, newest files first.`
+    : `Found ${total} match${total === 1 ? '' : 'es'} in ${collector.fileCount} file${collector.fileCount === 1 ? '' : 's'}.`;
   let output = `${head}\n\n${blocks.join('\n\n')}`;
   if (truncated) {
     output += `\n\n(Results truncated at ${collector.cap} matches. Narrow the search with path, include or a more specific pattern.)`;
   }
   return {
     title: `grep ${JSON.stringify(pattern)}: ${total} match${total === 1 ? '' : 'es'}`,
-    metadata: { matches: total, files: files.length, shown, truncated, backend },
+    metadata: { matches: total, files: collector.fileCount, shown, truncated, backend },
     output,
   };
 }
