@@ -123,9 +123,21 @@ export interface Deadline {
   cancel(): void;
 }
 
-interface DeadlineEntry {
-  at: number;
-  fire?: () => void;
+/** One pending deadline: its own cancel handle, so adding one allocates a single object. */
+class DeadlineEntry implements Deadline {
+  constructor(
+    readonly at: number,
+    public fire: (() => void) | undefined,
+    private readonly queue: DeadlineQueue,
+    private readonly lane: DeadlineLane,
+    private readonly ms: number,
+  ) {}
+
+  cancel(): void {
+    if (!this.fire) return;
+    this.fire = undefined;
+    this.queue.tidy(this.ms, this.lane);
+  }
 }
 
 interface DeadlineLane {
@@ -149,17 +161,10 @@ export class DeadlineQueue {
   add(ms: number, fire: () => void): Deadline {
     let lane = this.lanes.get(ms);
     if (!lane) this.lanes.set(ms, (lane = { entries: [], head: 0 }));
-    const entry: DeadlineEntry = { at: Date.now() + ms, fire };
+    const entry = new DeadlineEntry(Date.now() + ms, fire, this, lane, ms);
     lane.entries.push(entry);
     if (!lane.timer) this.arm(ms, lane);
-    const queue = this;
-    return {
-      cancel() {
-        if (!entry.fire) return;
-        entry.fire = undefined;
-        queue.tidy(ms, lane!);
-      },
-    };
+    return entry;
   }
 
   private arm(ms: number, lane: DeadlineLane): void {
@@ -182,7 +187,7 @@ export class DeadlineQueue {
   }
 
   /** Drops dead entries at the front; disarms an empty lane, re-arms a lane that has work. */
-  private tidy(ms: number, lane: DeadlineLane): void {
+  tidy(ms: number, lane: DeadlineLane): void {
     while (lane.head < lane.entries.length && !lane.entries[lane.head].fire) lane.head++;
     if (lane.head === lane.entries.length) {
       if (lane.timer) clearTimeout(lane.timer);
@@ -213,6 +218,8 @@ export interface PipelineHost {
   defaultTimeoutMs: number;
   truncate: TruncateOptions;
   emit(event: ToolEvent): void;
+  /** Whether anyone subscribed to events (events are not even built when nobody listens). */
+  readonly listening: boolean;
   record(toolId: string, durationMs: number, error?: string): void;
 }
 
@@ -403,7 +410,7 @@ class Call {
   async run(): Promise<ToolFinalUpdate> {
     const { host, req, toolId } = this;
     const tool = req.tool;
-    host.emit({ type: 'requested', toolId, callID: this.callID, args: req.args, timestamp: this.started });
+    if (host.listening) host.emit({ type: 'requested', toolId, callID: this.callID, args: req.args, timestamp: this.started });
 
     let args: unknown;
     try {
@@ -511,7 +518,7 @@ class Call {
       timestamp: Date.now(),
     };
     this.deliver(update);
-    this.host.emit({ type: 'progress', toolId: this.toolId, callID: this.callID, update, timestamp: update.timestamp });
+    if (this.host.listening) this.host.emit({ type: 'progress', toolId: this.toolId, callID: this.callID, update, timestamp: update.timestamp });
   }
 
   private complete(result: Tool.Result): ToolFinalUpdate | Promise<ToolFinalUpdate> {
@@ -573,7 +580,9 @@ class Call {
     if (error !== undefined) update.error = error;
     this.host.record(this.toolId, durationMs, error);
     this.deliver(update);
-    this.host.emit({ type: error === undefined ? 'completed' : 'failed', toolId: this.toolId, callID: this.callID, update, timestamp: now } as ToolEvent);
+    if (this.host.listening) {
+      this.host.emit({ type: error === undefined ? 'completed' : 'failed', toolId: this.toolId, callID: this.callID, update, timestamp: now } as ToolEvent);
+    }
     return update;
   }
 

@@ -110,6 +110,9 @@ export class ToolRegistryImpl {
       },
       truncate: this.truncateOptions,
       emit: (event) => this.emit(event),
+      get listening() {
+        return self.subscribers.size > 0;
+      },
       record: (toolId, durationMs, error) => this.record(toolId, durationMs, error),
     };
   }

@@ -83,6 +83,8 @@ export namespace Tool {
     additionalRoots?: string[];
     /** Let webfetch reach loopback/private addresses (off by default; also `TOOLBELT_ALLOW_PRIVATE_NETWORK=1`). */
     allowPrivateNetwork?: boolean;
+    /** webfetch's address policy: `{ allowPrivateNetwork?, allow?: CIDR[], deny?: CIDR[] }` (see docs/security.md). */
+    ssrfPolicy?: { allowPrivateNetwork?: boolean; allow?: string[]; deny?: string[] };
     /** Named sub-agents for the `task` tool. */
     subagents?: Record<string, SubagentConfig>;
     /** Anything else a custom tool wants to receive. */

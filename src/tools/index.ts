@@ -12,6 +12,7 @@ import { GrepTool } from './grep.js';
 import { BashTool } from './bash.js';
 import { TodoWriteTool, TodoReadTool } from './todo.js';
 import { TaskTool } from './task.js';
+import { WebfetchTool } from './webfetch.js';
 
 /** A built-in tool as the registry receives it. */
 export interface BuiltinTool {
@@ -34,6 +35,7 @@ export const builtinTools: BuiltinTool[] = [
   { info: GrepTool, permissions: { required: ['read'] }, descriptionPath: txt('grep') },
   { info: BashTool, permissions: { required: ['execute'] }, descriptionPath: txt('bash') },
   { info: TaskTool, permissions: { required: ['execute'] }, descriptionPath: txt('task') },
+  { info: WebfetchTool, permissions: { required: ['network'] }, descriptionPath: txt('webfetch') },
   { info: TodoWriteTool, permissions: { required: ['read'] }, descriptionPath: txt('todowrite') },
   { info: TodoReadTool, permissions: { required: ['read'] }, descriptionPath: txt('todoread') },
 ];
