@@ -16,6 +16,7 @@ import { registerBuiltinTools } from './tools/index.js';
 import { readTracker, type FileStamp } from './workspace.js';
 import type { Tool } from './tool.js';
 import type { ToolUpdate } from './pipeline.js';
+import { isEntryPoint } from './entry.js';
 
 /** Session ids `--session` accepts (they name a state file). */
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -409,19 +410,7 @@ class PersistedSession {
   }
 }
 
-/** Whether this module is the process's entry point (also through an npm bin symlink). */
-async function isEntryPoint(): Promise<boolean> {
-  if (!process.argv[1]) return false;
-  const { realpath } = await import('node:fs/promises');
-  const { fileURLToPath } = await import('node:url');
-  try {
-    return (await realpath(process.argv[1])) === (await realpath(fileURLToPath(import.meta.url)));
-  } catch {
-    return false;
-  }
-}
-
-if (await isEntryPoint()) {
+if (await isEntryPoint(import.meta.url)) {
   const code = await main(process.argv.slice(2));
   // Let stdout drain, then exit even if a tool left a handle open.
   process.exitCode = code;

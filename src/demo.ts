@@ -11,6 +11,7 @@ import path from 'node:path';
 import { createRegistry } from './registry.js';
 import { registerBuiltinTools } from './tools/index.js';
 import type { ToolUpdate } from './pipeline.js';
+import { isEntryPoint } from './entry.js';
 
 /** The built-in tools the demo's task uses. */
 export const DEMO_TOOLS = ['grep', 'read', 'edit'] as const;
@@ -156,17 +157,7 @@ function brief(value: unknown, max = 160): string {
   return s.length > max ? `${s.slice(0, max - 3)}...` : s;
 }
 
-async function isEntryPoint(): Promise<boolean> {
-  if (!process.argv[1]) return false;
-  const { fileURLToPath } = await import('node:url');
-  try {
-    return (await realpath(process.argv[1])) === (await realpath(fileURLToPath(import.meta.url)));
-  } catch {
-    return false;
-  }
-}
-
-if (await isEntryPoint()) {
+if (await isEntryPoint(import.meta.url)) {
   const argv = process.argv.slice(2);
   // Node >= 20.12 reads .env itself; an existing file is how the demo learns TOOLBELT_MODEL and the key.
   if (existsSync('.env') && typeof process.loadEnvFile === 'function') process.loadEnvFile('.env');

@@ -6,6 +6,7 @@
  * normalised once per matcher, candidates are found by comparing the block's first line, and only
  * those windows are checked further (10 MB files match in tens of milliseconds).
  */
+import { levenshteinRatio } from '../similarity.js';
 
 /** One place to change: a character range of the content and what replaces it. */
 export interface MatchRange {
@@ -362,20 +363,7 @@ function blockSimilarity(a: string[], b: string[]): number {
 
 /** 0..1 from the Levenshtein distance of the first 200 characters. */
 export function lineSimilarity(a: string, b: string): number {
-  if (a === b) return 1;
-  a = a.slice(0, 200);
-  b = b.slice(0, 200);
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0];
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = row[j];
-      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1));
-      prev = tmp;
-    }
-  }
-  return 1 - row[b.length] / Math.max(a.length, b.length, 1);
+  return levenshteinRatio(a, b, 200);
 }
 
 function escapeRegExp(s: string): string {

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
 import { Workspace, readTracker, stampOf } from '../workspace.js';
+import { levenshteinRatio } from '../similarity.js';
 
 /** Lines returned when `limit` is not given. */
 export const DEFAULT_READ_LIMIT = 2000;
@@ -287,23 +288,9 @@ function similarity(a: string, b: string): number {
   const stemA = a.replace(/\.[^.]*$/, '');
   const stemB = b.replace(/\.[^.]*$/, '');
   if (stemA && stemB && (stemA === stemB || b.includes(stemA) || a.includes(stemB))) return 0.9;
-  const d = levenshtein(a.slice(0, 100), b.slice(0, 100));
-  return 1 - d / Math.max(a.length, b.length, 1);
+  return levenshteinRatio(a, b, 100);
 }
 
-function levenshtein(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0];
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = row[j];
-      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = tmp;
-    }
-  }
-  return row[b.length];
-}
 
 function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
