@@ -219,6 +219,10 @@ describe('grep: limits', () => {
     expect(lines[0]).toBe(`  1: ${at}`);
     expect(lines[1]).toBe(`  2: ${past.slice(0, MAX_LINE_LENGTH)}${GREP_LINE_CUT_MARKER}`);
     expect(lines[2]).toBe(`  3: ${wide.slice(0, MAX_LINE_LENGTH)}${GREP_LINE_CUT_MARKER}`);
+    // A very long context line (ripgrep leaves it out; it is read back from the file).
+    await put('long/ctx.txt', `${'z'.repeat(9000)}\nneedle\n${'[Omitted long context line]'}\n`);
+    const ctx = await both({ pattern: 'needle', path: 'long/ctx.txt', context: 1 });
+    expect(ctx.output).toBe(`Found 1 match in 1 file.\n\nlong/ctx.txt:\n  1- ${'z'.repeat(MAX_LINE_LENGTH)}${GREP_LINE_CUT_MARKER}\n  2: needle\n  3- [Omitted long context line]`);
   });
 
   it('reads big files in blocks with context carried across block edges (same output as one piece)', async () => {

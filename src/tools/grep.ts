@@ -4,7 +4,7 @@
  * at most MAX_MATCHES matches grouped by file, newest files first, long lines cut.
  */
 import { spawn } from 'node:child_process';
-import { promises as fs, constants as fsConstants, stat as statCb, readdirSync, openSync, fstatSync, readFileSync, readSync, closeSync, type Dirent } from 'node:fs';
+import { promises as fs, constants as fsConstants, readdirSync, openSync, fstatSync, readFileSync, readSync, closeSync, type Dirent } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -14,6 +14,7 @@ import { Workspace } from '../workspace.js';
 import {
   IgnoreTree,
   IncludeMatcher,
+  MtimeCache,
   PROGRESS_INTERVAL_MS,
   VCS_DIRS,
   compareNewestFirst,
@@ -31,8 +32,14 @@ export const MAX_LINE_LENGTH = 2000;
 export const GREP_LINE_CUT_MARKER = '... (line truncated)';
 /** Most context lines before/after a match. */
 export const MAX_CONTEXT_LINES = 20;
-/** ripgrep's own line cut, in bytes: 4 bytes per char at most, so it never cuts inside our 2000 chars. */
+/**
+ * Lines longer than this (bytes) are left out by ripgrep itself, and the few that are shown are
+ * read back from the file (its preview mode is ~20% slower on heavy output). 4 bytes per char at
+ * most, so any line of up to MAX_LINE_LENGTH chars still comes through whole.
+ */
 const RG_MAX_COLUMNS = MAX_LINE_LENGTH * 4;
+/** What ripgrep prints instead of a line longer than RG_MAX_COLUMNS. */
+const RG_OMITTED_LINE = /^\[Omitted long (?:matching|context) line\]$/;
 /** Files up to this size are searched in one piece by the JS backend; bigger ones in blocks. */
 const JS_BLOCK_BYTES = 8 * 1024 * 1024;
 /** The JS backend yields to the event loop this often (abort, progress). */
@@ -193,6 +200,8 @@ interface LineRecord {
   line: number;
   text: string;
   match: boolean;
+  /** ripgrep left the (long) line out: `text` is its notice; the line is read back when shown. */
+  omitted?: boolean;
 }
 
 interface FileHits {
@@ -244,18 +253,16 @@ class FileAccumulator {
 /**
  * Gathers files' hits. Records are kept only for files that may still be shown: once the newest
  * files hold `cap` matches, older ones are reduced to counts, and can never come back (newer
- * files only push them further down). Without a known mtime a file's stat runs on the thread pool
- * while the search goes on.
+ * files only push them further down).
  */
 class Collector {
   totalMatches = 0;
   filesScanned = 0;
   fileCount = 0;
-  /** Files whose records may still be shown (plus those whose mtime is not known yet). */
+  /** Files whose records may still be shown. */
   private live: FileHits[] = [];
   private stored = 0;
-  private pendingStats = 0;
-  private statsDone: (() => void) | undefined;
+  private readonly mtimes = new MtimeCache();
 
   constructor(readonly cap: number, readonly after: number, readonly withContext: boolean) {}
 
@@ -268,45 +275,30 @@ class Collector {
     if (acc.count === 0) return;
     this.totalMatches += acc.count;
     this.fileCount++;
-    const f: FileHits = { abs, count: acc.count, records: acc.records, mtime: mtime ?? NaN };
-    this.live.push(f);
+    // A synchronous stat measured faster than a thread-pool one here: the main thread mostly waits on rg.
+    this.live.push({ abs, count: acc.count, records: acc.records, mtime: mtime ?? this.mtimes.get(abs) });
     this.stored += Math.min(acc.count, this.cap);
-    if (mtime === undefined) {
-      this.pendingStats++;
-      statCb(abs, (err, st) => {
-        f.mtime = err ? -Infinity : st.mtimeMs;
-        if (--this.pendingStats === 0) this.statsDone?.();
-        this.maybePrune();
-      });
-    } else this.maybePrune();
+    if (this.stored > this.cap * 4) this.prune();
   }
 
   /** Files ordered newest first; only the first ones carry records. */
-  async finish(): Promise<FileHits[]> {
-    if (this.pendingStats > 0) await new Promise<void>((r) => { this.statsDone = r; });
+  finish(): FileHits[] {
     this.prune();
     return this.live;
   }
 
-  private maybePrune(): void {
-    if (this.stored > this.cap * 4) this.prune();
-  }
-
   private prune(): void {
-    const known = this.live.filter((f) => !Number.isNaN(f.mtime));
-    const unknown = this.live.filter((f) => Number.isNaN(f.mtime));
-    known.sort((a, b) => compareNewestFirst({ mtime: a.mtime, path: a.abs }, { mtime: b.mtime, path: b.abs }));
+    this.live.sort((a, b) => compareNewestFirst({ mtime: a.mtime, path: a.abs }, { mtime: b.mtime, path: b.abs }));
     let kept = 0;
     let i = 0;
-    for (; i < known.length && kept < this.cap; i++) kept += Math.min(known[i].count, this.cap);
-    this.live = known.slice(0, i).concat(unknown);
-    this.stored = 0;
-    for (const f of this.live) this.stored += Math.min(f.count, this.cap);
+    for (; i < this.live.length && kept < this.cap; i++) kept += Math.min(this.live[i].count, this.cap);
+    this.live.length = i;
+    this.stored = kept;
   }
 }
 
 async function render(collector: Collector, ws: Workspace, pattern: string, target: string, backend: GrepBackend): Promise<Tool.Result<GrepMetadata>> {
-  const files = await collector.finish();
+  const files = collector.finish();
   const total = collector.totalMatches;
   if (total === 0) {
     return {
@@ -329,6 +321,7 @@ async function render(collector: Collector, ws: Workspace, pattern: string, targ
         lastShownMatch = r.line;
       } else if (budget <= 0 && r.line > lastShownMatch + collector.after) break;
       if (collector.withContext && prev !== -1 && r.line > prev + 1) lines.push('  --');
+      if (r.omitted) r.text = (await readLinePrefix(f.abs, r.line, RG_MAX_COLUMNS)) ?? r.text;
       lines.push(`  ${r.line}${r.match ? ':' : '-'} ${displayLine(r.text)}`);
       prev = r.line;
     }
@@ -366,7 +359,7 @@ async function searchWithRg(rg: string, o: SearchOptions): Promise<void> {
   const args = [
     '--no-config', '--no-require-git', '--no-ignore-parent', '--no-ignore-exclude', '--no-ignore-global',
     '--hidden', '--encoding', 'none', '--line-number', '--with-filename', '--null', '--no-heading',
-    '--color', 'never', '--max-columns', String(RG_MAX_COLUMNS), '--max-columns-preview',
+    '--color', 'never', '--max-columns', String(RG_MAX_COLUMNS),
   ];
   if (o.compiled.caseInsensitive) args.push('--ignore-case');
   if (o.before) args.push('--before-context', String(o.before));
@@ -396,6 +389,7 @@ async function searchWithRg(rg: string, o: SearchOptions): Promise<void> {
       let stderr = '';
       let sawOutput = false;
       let current: { path: string; acc: FileAccumulator } | undefined;
+      let lastPathBytes: Buffer | undefined;
       const binary = new Set<string>();
       const includeCache = new Map<string, boolean>();
       const flush = (): void => {
@@ -428,7 +422,10 @@ async function searchWithRg(rg: string, o: SearchOptions): Promise<void> {
           }
           return; // "--" group separators and other notices
         }
-        const file = buf.toString('utf8', start, nul);
+        // Consecutive lines mostly share a file: compare bytes before decoding the path again.
+        const samePath = current !== undefined && lastPathBytes !== undefined && nul - start === lastPathBytes.length && buf.compare(lastPathBytes, 0, lastPathBytes.length, start, nul) === 0;
+        const file = samePath ? (current as { path: string }).path : buf.toString('utf8', start, nul);
+        if (!samePath) lastPathBytes = Buffer.from(buf.subarray(start, nul));
         let i = nul + 1;
         let line = 0;
         while (i < end && buf[i] >= 48 && buf[i] <= 57) line = line * 10 + (buf[i++] - 48);
@@ -438,7 +435,8 @@ async function searchWithRg(rg: string, o: SearchOptions): Promise<void> {
           flush();
           current = { path: file, acc: o.collector.newFile() };
         }
-        current.acc.add({ line, text: buf.toString('utf8', i + 1, end), match: sep === 58 });
+        const text = buf.toString('utf8', i + 1, end);
+        current.acc.add(RG_OMITTED_LINE.test(text) ? { line, text, match: sep === 58, omitted: true } : { line, text, match: sep === 58 });
       };
       let pending: Buffer | undefined;
       child.stdout.on('data', (chunk: Buffer) => {
@@ -662,6 +660,43 @@ function lastLines(text: string, n: number): string[] {
     end = start - 1;
   }
   return out;
+}
+
+/** The first `maxBytes` bytes of line `lineNo` (1-based) of a file, read in chunks; undefined if gone. */
+async function readLinePrefix(abs: string, lineNo: number, maxBytes: number): Promise<string | undefined> {
+  let handle;
+  try {
+    handle = await fs.open(abs, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const buf = Buffer.allocUnsafe(1024 * 1024);
+    let line = 1;
+    const parts: Buffer[] = [];
+    let have = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) break;
+      let i = 0;
+      while (line < lineNo) {
+        const nl = buf.indexOf(10, i);
+        if (nl === -1 || nl >= bytesRead) { i = bytesRead; break; }
+        line++;
+        i = nl + 1;
+      }
+      if (line < lineNo) continue;
+      const nl = buf.indexOf(10, i);
+      const end = nl === -1 || nl >= bytesRead ? bytesRead : nl;
+      const take = Math.min(end - i, maxBytes - have);
+      parts.push(Buffer.from(buf.subarray(i, i + take)));
+      have += take;
+      if (end < bytesRead || have >= maxBytes) break;
+    }
+    return Buffer.concat(parts).toString('utf8');
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Whether the file contains a NUL byte anywhere (ripgrep's binary rule), read in chunks. */
