@@ -7,6 +7,7 @@ import { tempDir, makeCtx } from './helpers.js';
 let dir: string;
 let cleanup: () => Promise<void>;
 const T0 = 1_700_000_000;
+if (process.getuid?.() === 0) console.warn('glob.test: running as root; the unreadable-directory test is SKIPPED.');
 
 async function put(rel: string, content = 'x\n', mtimeSec?: number): Promise<void> {
   const abs = path.join(dir, rel);
@@ -118,8 +119,9 @@ describe('glob', () => {
     await expect(glob({ pattern: '*', path: 'a.ts' })).rejects.toThrow(/is a file, not a directory/);
   });
 
-  it('skips unreadable directories instead of failing', async () => {
-    if (process.getuid?.() === 0) return; // root reads everything; nothing to prove
+  // Root reads every directory, so the permission error cannot be produced: skipped visibly.
+  const itNonRoot = process.getuid?.() === 0 ? it.skip : it;
+  itNonRoot('skips unreadable directories instead of failing', async () => {
     await put('locked/inner/z.md');
     await put('open/z.md');
     await chmod(path.join(dir, 'locked'), 0o000);
