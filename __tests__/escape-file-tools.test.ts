@@ -97,3 +97,26 @@ describe('path escapes: read, write, edit', () => {
     await expect(lstat('/etc/toolbelt-escape-probe')).rejects.toThrow();
   });
 });
+
+describe('refusals do not reveal symlink targets', () => {
+  it('the error for a symlink pointing outside names neither the target nor its directory', async () => {
+    const { tempDir } = await import('./helpers.js');
+    const { symlink, mkdir, writeFile } = await import('node:fs/promises');
+    const { Workspace } = await import('../src/workspace.js');
+    const ws = await tempDir('leak-ws-');
+    const out = await tempDir('leak-out-');
+    try {
+      await mkdir(path.join(out.dir, 'hidden-name'));
+      await writeFile(path.join(out.dir, 'hidden-name', 'target.txt'), 'x');
+      await symlink(path.join(out.dir, 'hidden-name', 'target.txt'), path.join(ws.dir, 'link.txt'));
+      const w = await Workspace.create({ root: ws.dir });
+      const err = await w.resolve('link.txt').then(() => undefined, (e: Error) => e);
+      expect(err?.message).toMatch(/outside the workspace \(it resolves through a symbolic link to a place outside\)/);
+      expect(err?.message).not.toContain('hidden-name');
+      expect(err?.message).not.toContain(out.dir);
+    } finally {
+      await ws.cleanup();
+      await out.cleanup();
+    }
+  });
+});

@@ -136,7 +136,8 @@ export class Workspace {
       throw err;
     }
     if (!allowed.some((r) => isWithin(real, r.real))) {
-      throw new PathOutsideWorkspaceError(requested, this.roots, `it resolves through a symlink to ${real}`);
+      // The link target is not named: it would reveal a path outside the workspace.
+      throw new PathOutsideWorkspaceError(requested, this.roots, 'it resolves through a symbolic link to a place outside');
     }
     return real;
   }

@@ -10,7 +10,7 @@ import fg from 'fast-glob';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
 import { Workspace } from '../workspace.js';
-import { IgnoreTree, MtimeCache, isIgnoreFileName, PROGRESS_INTERVAL_MS, VCS_DIRS, compareNewestFirst, resolveForSearch, rootContaining, throttle, throwIfAborted } from './search-common.js';
+import { IgnoreTree, MtimeCache, isIgnoreFileName, PROGRESS_INTERVAL_MS, VCS_DIRS, compareNewestFirst, rootContaining, throttle, throwIfAborted } from './search-common.js';
 
 /** Paths returned at most; the newest are kept. */
 export const MAX_GLOB_RESULTS = 100;
@@ -36,14 +36,14 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>('glob', asy
     description: 'Find files by glob pattern (e.g. "**/*.ts"), newest modified first; respects .gitignore.',
     parameters,
     async execute(args, ctx) {
-      const base = await resolveForSearch(ws, args.path ?? '.');
+      const base = await ws.resolve(args.path ?? '.');
       const baseStat = await fsp.stat(base).catch(() => undefined);
       if (!baseStat) throw new Error(`Directory ${JSON.stringify(args.path)} does not exist (resolved to ${base}). Check the path, or omit it to search the workspace root.`);
       if (!baseStat.isDirectory()) throw new Error(`${ws.display(base)} is a file, not a directory. Give glob a directory as path and the file name as pattern.`);
 
       const { fixed, dynamic } = splitPattern(args.pattern);
       // The fixed part goes through the sandbox: `../x/**`, `/etc/*` and symlinked dirs are refused here.
-      const cwd = await resolveForSearch(ws, path.resolve(base, fixed || '.'));
+      const cwd = await ws.resolve(path.resolve(base, fixed || '.'));
       const title = `glob ${JSON.stringify(args.pattern)} in ${ws.display(base)}`;
       ctx.metadata({ title });
       const cwdStat = await fsp.stat(cwd).catch(() => undefined);

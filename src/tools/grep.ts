@@ -18,7 +18,6 @@ import {
   PROGRESS_INTERVAL_MS,
   VCS_DIRS,
   compareNewestFirst,
-  resolveForSearch,
   rootContaining,
   throttle,
   throwIfAborted,
@@ -91,7 +90,7 @@ export const GrepTool = Tool.define<typeof parameters, GrepMetadata>('grep', asy
       const before = args.before ?? args.context ?? 0;
       const after = args.after ?? args.context ?? 0;
       const include = args.include !== undefined ? new IncludeMatcher(args.include) : undefined;
-      const target = await resolveForSearch(ws, args.path ?? '.');
+      const target = await ws.resolve(args.path ?? '.');
       const stat = await fs.stat(target).catch(() => undefined);
       if (!stat) throw new Error(`Path ${JSON.stringify(args.path)} does not exist (resolved to ${target}). Check the path, or use glob to find it.`);
       const isFile = stat.isFile();

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
 import { Workspace } from '../workspace.js';
-import { IgnoreTree, makeIgnore, resolveForSearch, rootContaining, throwIfAborted } from './search-common.js';
+import { IgnoreTree, makeIgnore, rootContaining, throwIfAborted } from './search-common.js';
 
 /** Entries shown when `limit` is not given (an init option `listLimit` changes it). */
 export const LIST_DEFAULT_LIMIT = 100;
@@ -55,7 +55,7 @@ export const ListTool = Tool.define<typeof parameters, ListMetadata>('list', asy
     parameters,
     async execute(args, ctx) {
       const limit = args.limit ?? defaultLimit;
-      const root = await resolveForSearch(ws, args.path ?? '.');
+      const root = await ws.resolve(args.path ?? '.');
       const stat = await fs.stat(root).catch(() => undefined);
       if (!stat) throw new Error(`Directory ${JSON.stringify(args.path)} does not exist (resolved to ${root}). Check the path, or list its parent first.`);
       if (!stat.isDirectory()) throw new Error(`${ws.display(root)} is a file, not a directory. Use read to see its content.`);

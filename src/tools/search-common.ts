@@ -6,7 +6,7 @@
 import { promises as fs, statSync } from 'node:fs';
 import path from 'node:path';
 import ignoreFactory, { type Ignore } from 'ignore';
-import { PathOutsideWorkspaceError, type Workspace } from '../workspace.js';
+import type { Workspace } from '../workspace.js';
 
 /** Ignore files honoured in every directory, lowest precedence first (ripgrep's order). */
 export const IGNORE_FILE_NAMES: readonly string[] = ['.gitignore', '.ignore', '.rgignore'];
@@ -177,21 +177,6 @@ export function rebaseIgnorePattern(line: string, prefix: string): string {
 
 function isWithinOrSame(candidate: string, root: string): boolean {
   return candidate === root || candidate.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
-}
-
-/**
- * `ws.resolve(requested, 'read')`, but a refusal never names where a symlink leads: the target of
- * a link pointing outside is itself a name from outside the workspace.
- */
-export async function resolveForSearch(ws: Workspace, requested: string): Promise<string> {
-  try {
-    return await ws.resolve(requested, 'read');
-  } catch (err) {
-    if (err instanceof PathOutsideWorkspaceError && /symlink/.test(err.message)) {
-      throw new PathOutsideWorkspaceError(err.requested, err.roots, 'it goes through a symbolic link that leads out of the workspace');
-    }
-    throw err;
-  }
 }
 
 /** The allowed root that contains `abs` (the longest match), or undefined. */
