@@ -554,11 +554,20 @@ describe('DeadlineQueue', () => {
     expect(fired).toEqual(['e5', 'b10', 'c30', 'd30']);
   });
 
-  it('a cancelled lane leaves no timer behind (the process could exit)', async () => {
+  it('cancelled deadlines retain nothing and their timer never holds the process open', async () => {
     const { DeadlineQueue } = await import('../src/pipeline.js');
     const q = new DeadlineQueue();
     const handles = Array.from({ length: 3000 }, () => q.add(60_000, () => { throw new Error('must not fire'); }));
+    const lanes = (q as unknown as { lanes: Map<number, { entries: unknown[]; timer?: NodeJS.Timeout }> }).lanes;
+    expect(lanes.get(60_000)?.entries).toHaveLength(3000);
     for (const h of handles) h.cancel();
-    expect((q as unknown as { lanes: Map<number, unknown> }).lanes.size).toBe(0);
+    const lane = lanes.get(60_000)!;
+    expect(lane.entries).toHaveLength(0);
+    expect(lane.timer?.hasRef()).toBe(false);
+    // A lane whose timer fires with nothing left in it is dropped.
+    const short = q.add(5, () => undefined);
+    short.cancel();
+    await new Promise((res) => setTimeout(res, 30));
+    expect(lanes.has(5)).toBe(false);
   });
 });

@@ -38,8 +38,11 @@ async function time(tool, n) {
   return (used.user + used.system) / 1000;
 }
 
-await time(bare, 1000); // warm-up both paths
-await time(ours, 1000);
+// Warm-up both paths until the JIT has settled (not counted).
+for (let w = 0; w < 5; w++) {
+  await time(bare, 2000);
+  await time(ours, 2000);
+}
 let bareMs = 0;
 let oursMs = 0;
 const ratios = [];

@@ -169,7 +169,8 @@ export class DeadlineQueue {
 
   private arm(ms: number, lane: DeadlineLane): void {
     const next = lane.entries[lane.head];
-    lane.timer = setTimeout(() => this.expire(ms, lane), Math.max(0, next.at - Date.now()));
+    // Unref'd: a deadline bounds work in progress; it must not keep an idle process alive.
+    lane.timer = setTimeout(() => this.expire(ms, lane), Math.max(0, next.at - Date.now())).unref();
   }
 
   private expire(ms: number, lane: DeadlineLane): void {
@@ -190,8 +191,11 @@ export class DeadlineQueue {
   tidy(ms: number, lane: DeadlineLane): void {
     while (lane.head < lane.entries.length && !lane.entries[lane.head].fire) lane.head++;
     if (lane.head === lane.entries.length) {
-      if (lane.timer) clearTimeout(lane.timer);
-      this.lanes.delete(ms);
+      lane.entries = [];
+      lane.head = 0;
+      // An empty lane keeps its (unref'd) timer until it fires: calls that follow one another
+      // reuse it instead of arming and clearing a timer each.
+      if (!lane.timer) this.lanes.delete(ms);
       return;
     }
     if (lane.head >= LANE_COMPACT_AT && lane.head * 2 >= lane.entries.length) {
@@ -354,30 +358,34 @@ export function runCall(host: PipelineHost, req: CallRequest): Promise<ToolFinal
 
 const ABORT_EVENT_OPTIONS = { once: true } as const;
 
+/** Where a context keeps its call: a symbol, so it stays out of the tool-facing string keys. */
+const CALL = Symbol('call');
+
 /** The Tool.Context of one call; a class so that the lazy `abort` getter stays cheap. */
 class CallContext implements Tool.Context {
-  readonly sessionID: string;
-  readonly messageID: string;
-  readonly agent: string;
-  readonly extra?: Record<string, unknown>;
-  readonly metadata: (update: Tool.MetadataUpdate) => void;
-  readonly #call: Call;
+  // Declared, not defined: plain assignments in the constructor keep one hidden class and are
+  // cheaper than class-field definitions on this per-call object.
+  declare readonly sessionID: string;
+  declare readonly messageID: string;
+  declare readonly agent: string;
+  declare readonly callID: string;
+  declare readonly extra?: Record<string, unknown>;
+  declare readonly metadata: (update: Tool.MetadataUpdate) => void;
+  declare readonly [CALL]: Call;
 
-  constructor(
-    call: Call,
-    given: Partial<Tool.Context> | undefined,
-    readonly callID: string,
-  ) {
-    this.#call = call;
-    this.sessionID = given?.sessionID ?? 'default';
-    this.messageID = given?.messageID ?? callID;
-    this.agent = given?.agent ?? 'agent';
-    this.extra = given?.extra;
-    this.metadata = (update) => call.progress(update);
+  constructor(call: Call, given: Partial<Tool.Context> | undefined, callID: string) {
+    const self = this as { -readonly [K in keyof CallContext]: CallContext[K] };
+    self[CALL] = call;
+    self.sessionID = given?.sessionID ?? 'default';
+    self.messageID = given?.messageID ?? callID;
+    self.agent = given?.agent ?? 'agent';
+    self.callID = callID;
+    self.extra = given?.extra;
+    self.metadata = (update) => call.progress(update);
   }
 
   get abort(): AbortSignal {
-    return this.#call.signal();
+    return this[CALL].signal();
   }
 }
 
@@ -386,25 +394,36 @@ class CallContext implements Tool.Context {
  * keeps the adapter's per-call overhead close to a bare DynamicStructuredTool's.
  */
 class Call {
-  private readonly toolId: string;
-  private readonly callID: string;
-  private readonly started = Date.now();
-  private readonly partial: Tool.Result = { title: '', metadata: {}, output: '' };
-  private settled = false;
+  // Fields are declared and assigned in the constructor (see CallContext for why).
+  private declare readonly host: PipelineHost;
+  private declare readonly req: CallRequest;
+  private declare readonly toolId: string;
+  private declare readonly callID: string;
+  private declare readonly started: number;
+  /** Title and metadata reported so far by `ctx.metadata` (made on the first report). */
+  private declare partial?: { title: string; metadata: Tool.Metadata };
+  private declare settled: boolean;
   /** Made only when someone asks for it (ctx.abort, a wait in the queue): AbortControllers are costly. */
-  private controller?: AbortController;
-  private stopped?: Error;
-  private abortMessage = '';
+  private declare controller?: AbortController;
+  private declare stopped?: Error;
+  private declare abortMessage: string;
   /** Set while the tool runs: stopping rejects the race directly (no signal listener per call). */
-  private interrupt?: (err: Error) => void;
-  private readonly onCallerAbort = (): void => this.callerAborted();
+  private declare interrupt?: (err: Error) => void;
+  private declare onCallerAbort?: () => void;
 
-  constructor(
-    private readonly host: PipelineHost,
-    private readonly req: CallRequest,
-  ) {
+  constructor(host: PipelineHost, req: CallRequest) {
+    this.host = host;
+    this.req = req;
     this.toolId = req.tool.id;
     this.callID = req.callID ?? req.ctx?.callID ?? randomUUID();
+    this.started = Date.now();
+    this.partial = undefined;
+    this.settled = false;
+    this.controller = undefined;
+    this.stopped = undefined;
+    this.abortMessage = '';
+    this.interrupt = undefined;
+    this.onCallerAbort = undefined;
   }
 
   async run(): Promise<ToolFinalUpdate> {
@@ -450,7 +469,7 @@ class Call {
     } finally {
       deadline?.cancel();
       release?.();
-      if (signals) for (const s of signals) s.removeEventListener('abort', this.onCallerAbort);
+      if (signals) for (const s of signals) s.removeEventListener('abort', this.onCallerAbort!);
     }
   }
 
@@ -472,6 +491,7 @@ class Call {
     const { req } = this;
     if (!req.signal && !req.ctx?.abort) return undefined;
     const signals = [req.signal, req.ctx?.abort].filter((s): s is AbortSignal => !!s);
+    this.onCallerAbort = () => this.callerAborted();
     for (const s of signals) {
       if (s.aborted) {
         this.callerAborted();
@@ -507,14 +527,14 @@ class Call {
   /** Handles one `ctx.metadata` call. */
   progress(u: Tool.MetadataUpdate): void {
     if (this.settled || !u) return;
-    const { partial } = this;
+    const partial = (this.partial ??= { title: '', metadata: {} });
     if (typeof u.title === 'string') partial.title = u.title;
     if (u.metadata) partial.metadata = { ...partial.metadata, ...u.metadata };
     const update: ToolUpdate = {
       status: 'running',
       toolId: this.toolId,
       callID: this.callID,
-      result: { ...partial, metadata: { ...partial.metadata } },
+      result: { title: partial.title, metadata: { ...partial.metadata }, output: '' },
       timestamp: Date.now(),
     };
     this.deliver(update);
@@ -526,8 +546,10 @@ class Call {
     if (!result || typeof result !== 'object' || typeof result.output !== 'string') {
       return this.fail(`Tool "${toolId}" returned an invalid result (expected { title, metadata, output }). This is a bug in the tool.`);
     }
-    const metadata = { ...(result.metadata ?? {}) } as Tool.Metadata;
-    const final: Tool.Result = { title: result.title ?? this.partial.title ?? toolId, metadata, output: result.output };
+    // The tool's metadata object is shared, not copied: the pipeline only adds to it when it
+    // truncates or reports an error, and copies it then.
+    const metadata = (result.metadata ?? {}) as Tool.Metadata;
+    const final: Tool.Result = { title: result.title ?? this.partial?.title ?? toolId, metadata, output: result.output };
     if (result.attachments?.length) final.attachments = result.attachments;
     if (metadata.error) {
       // The model reads `output`; make sure it carries the error, whatever else the tool wrote.
@@ -541,8 +563,7 @@ class Call {
         (capped) => {
           if (capped.truncated) {
             final.output = capped.output;
-            metadata.truncated = true;
-            metadata.outputPath = capped.outputPath;
+            final.metadata = { ...metadata, truncated: true, outputPath: capped.outputPath };
           }
           return this.finish(undefined, final);
         },
@@ -551,7 +572,7 @@ class Call {
           host.emit({ type: 'warning', toolId, message: `Could not save the full output: ${err.message}`, timestamp: Date.now() });
           const cut = final.output.slice(0, host.truncate.maxBytes ?? DEFAULT_MAX_BYTES);
           final.output = `${cut}\n\n... output truncated (the full output could not be saved: ${err.message}).`;
-          metadata.truncated = true;
+          final.metadata = { ...metadata, truncated: true };
           return this.finish(undefined, final);
         },
       );
@@ -561,7 +582,7 @@ class Call {
 
   private fail(message: string): ToolFinalUpdate {
     const { partial } = this;
-    return this.finish(message, { title: partial.title || this.toolId, metadata: { ...partial.metadata, error: message }, output: message });
+    return this.finish(message, { title: partial?.title || this.toolId, metadata: { ...partial?.metadata, error: message }, output: message });
   }
 
   private finish(error: string | undefined, result: Tool.Result): ToolFinalUpdate {
