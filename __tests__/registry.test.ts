@@ -560,9 +560,14 @@ describe('DeadlineQueue', () => {
     const handles = Array.from({ length: 3000 }, () => q.add(60_000, () => { throw new Error('must not fire'); }));
     const lanes = (q as unknown as { lanes: Map<number, { entries: unknown[]; timer?: NodeJS.Timeout }> }).lanes;
     expect(lanes.get(60_000)?.entries).toHaveLength(3000);
+    expect(lanes.get(60_000)?.timer?.hasRef()).toBe(true);
     for (const h of handles) h.cancel();
     const lane = lanes.get(60_000)!;
     expect(lane.entries).toHaveLength(0);
+    expect(lane.timer?.hasRef()).toBe(false);
+    const again = q.add(60_000, () => undefined);
+    expect(lane.timer?.hasRef()).toBe(true);
+    again.cancel();
     expect(lane.timer?.hasRef()).toBe(false);
     // A lane whose timer fires with nothing left in it is dropped.
     const short = q.add(5, () => undefined);

@@ -164,13 +164,13 @@ export class DeadlineQueue {
     const entry = new DeadlineEntry(Date.now() + ms, fire, this, lane, ms);
     lane.entries.push(entry);
     if (!lane.timer) this.arm(ms, lane);
+    else if (lane.entries.length - lane.head === 1) lane.timer.ref();
     return entry;
   }
 
   private arm(ms: number, lane: DeadlineLane): void {
     const next = lane.entries[lane.head];
-    // Unref'd: a deadline bounds work in progress; it must not keep an idle process alive.
-    lane.timer = setTimeout(() => this.expire(ms, lane), Math.max(0, next.at - Date.now())).unref();
+    lane.timer = setTimeout(() => this.expire(ms, lane), Math.max(0, next.at - Date.now()));
   }
 
   private expire(ms: number, lane: DeadlineLane): void {
@@ -193,9 +193,12 @@ export class DeadlineQueue {
     if (lane.head === lane.entries.length) {
       lane.entries = [];
       lane.head = 0;
-      // An empty lane keeps its (unref'd) timer until it fires: calls that follow one another
-      // reuse it instead of arming and clearing a timer each.
-      if (!lane.timer) this.lanes.delete(ms);
+      // An empty lane keeps its timer until it fires, so calls that follow one another reuse it
+      // instead of arming and clearing a timer each; unref'd, it holds no idle process open.
+      // While a call is pending the timer is ref'd: a tool waiting on nothing but its abort
+      // signal must still be woken by its timeout.
+      if (lane.timer) lane.timer.unref();
+      else this.lanes.delete(ms);
       return;
     }
     if (lane.head >= LANE_COMPACT_AT && lane.head * 2 >= lane.entries.length) {
