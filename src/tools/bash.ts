@@ -189,11 +189,8 @@ interface RunOptions {
   onProgress(tail: string, chars: number): void;
 }
 
-interface RunResult {
-  exitCode: number | null;
-  signal: string | null;
-  killed: KillReason | null;
-  durationMs: number;
+/** What the output accumulator hands back: the text the model sees and, when cut, where the rest is. */
+interface CollectedOutput {
   text: string;
   truncated: boolean;
   outputPath?: string;
@@ -201,6 +198,13 @@ interface RunResult {
   outputLines: number;
   tailStartLine: number;
   maxBufferedChars: number;
+}
+
+interface RunResult extends CollectedOutput {
+  exitCode: number | null;
+  signal: string | null;
+  killed: KillReason | null;
+  durationMs: number;
   backgroundOutputDetached: boolean;
 }
 
@@ -439,15 +443,7 @@ class OutputAccumulator {
   }
 
   /** The text the model sees and, when the output was cut, where the whole of it is. */
-  async finish(): Promise<{
-    text: string;
-    truncated: boolean;
-    outputPath?: string;
-    outputChars: number;
-    outputLines: number;
-    tailStartLine: number;
-    maxBufferedChars: number;
-  }> {
+  async finish(): Promise<CollectedOutput> {
     const outputLines = this.lines + (this.totalChars > 0 && !this.endsWithNewline() ? 1 : 0);
     if (!this.file) {
       return { text: this.all.join(''), truncated: false, outputChars: this.totalChars, outputLines, tailStartLine: 1, maxBufferedChars: this.maxBuffered };
