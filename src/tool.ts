@@ -169,7 +169,10 @@ export namespace Tool {
     }
   }
 
-  /** Defines a tool from a definition object or an (async) init function of `Tool.InitContext`. */
+  /** Defines a tool from a definition object. */
+  export function define<P extends z.ZodType, M extends Metadata = Metadata>(id: string, definition: Definition<P, M>): Info<P, M>;
+  /** Defines a tool from an (async) init function of `Tool.InitContext` returning its definition. */
+  export function define<P extends z.ZodType, M extends Metadata = Metadata>(id: string, init: InitFunction<P, M>): Info<P, M>;
   export function define<P extends z.ZodType, M extends Metadata = Metadata>(
     id: string,
     definition: Definition<P, M> | InitFunction<P, M>,
