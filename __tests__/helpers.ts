@@ -2,6 +2,8 @@
 import { mkdtemp, rm, realpath } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import diagnosticsChannel from 'node:diagnostics_channel';
+import type { Socket } from 'node:net';
 import type { Tool } from '../src/tool.js';
 
 /** A fresh real temp directory (realpath'd); remove it with `cleanup()`. */
@@ -25,4 +27,18 @@ export function makeCtx(overrides: Partial<Tool.Context> = {}): Tool.Context & {
     updates,
     abortNow: (reason?: unknown) => controller.abort(reason),
   };
+}
+
+/**
+ * Records the remote address of every client socket this process connects, so a suite can
+ * assert it only ever reached loopback. `stop()` unsubscribes.
+ */
+export function recordClientConnections(): { addresses: string[]; stop: () => void } {
+  const addresses: string[] = [];
+  const onSocket = (msg: unknown) => {
+    const socket = (msg as { socket: Socket }).socket;
+    socket.prependListener('connect', () => addresses.push(socket.remoteAddress ?? '?'));
+  };
+  diagnosticsChannel.subscribe('net.client.socket', onSocket);
+  return { addresses, stop: () => diagnosticsChannel.unsubscribe('net.client.socket', onSocket) };
 }

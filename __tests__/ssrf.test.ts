@@ -1,8 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import diagnosticsChannel from 'node:diagnostics_channel';
-import type { Socket } from 'node:net';
 import {
   checkAddress,
   checkHost,
@@ -13,14 +11,11 @@ import {
   BlockedAddressError,
   type Resolver,
 } from '../src/net/ssrf.js';
+import { recordClientConnections } from './helpers.js';
 
 // Every client socket this suite opens must go to loopback: record them all.
-const connectedTo: string[] = [];
-const onSocket = (msg: unknown) => {
-  const socket = (msg as { socket: Socket }).socket;
-  socket.prependListener('connect', () => connectedTo.push(socket.remoteAddress ?? '?'));
-};
-diagnosticsChannel.subscribe('net.client.socket', onSocket);
+const sockets = recordClientConnections();
+const connectedTo = sockets.addresses;
 
 type Row = [input: string, allowed: boolean, category: string];
 
@@ -234,7 +229,7 @@ describe('guardedGet against a real loopback server', () => {
   });
   afterAll(async () => {
     await new Promise((r) => server.close(r));
-    diagnosticsChannel.unsubscribe('net.client.socket', onSocket);
+    sockets.stop();
     // The whole suite connected to loopback only.
     expect(connectedTo.length).toBeGreaterThan(0);
     expect(connectedTo.every((a) => a === '127.0.0.1')).toBe(true);

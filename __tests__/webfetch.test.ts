@@ -2,8 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import http from 'node:http';
 import net from 'node:net';
 import zlib from 'node:zlib';
-import diagnosticsChannel from 'node:diagnostics_channel';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import {
   WebfetchTool,
   MAX_RESPONSE_BYTES,
@@ -11,15 +10,11 @@ import {
   MAX_TIMEOUT_SECONDS,
   DEFAULT_TIMEOUT_SECONDS,
 } from '../src/tools/webfetch.js';
-import { makeCtx } from './helpers.js';
+import { makeCtx, recordClientConnections } from './helpers.js';
 
 // Every client socket this suite opens must connect to loopback only.
-const connectedTo: string[] = [];
-const onSocket = (msg: unknown) => {
-  const socket = (msg as { socket: Socket }).socket;
-  socket.prependListener('connect', () => connectedTo.push(socket.remoteAddress ?? '?'));
-};
-diagnosticsChannel.subscribe('net.client.socket', onSocket);
+const sockets = recordClientConnections();
+const connectedTo = sockets.addresses;
 
 // A 1x1 transparent PNG.
 const PNG = Buffer.from(
@@ -210,7 +205,7 @@ afterAll(async () => {
   server.closeAllConnections();
   await new Promise((r) => server.close(r));
   await new Promise((r) => rawServer.close(r));
-  diagnosticsChannel.unsubscribe('net.client.socket', onSocket);
+  sockets.stop();
   // Nothing in this suite ever connected anywhere but loopback.
   expect(connectedTo.length).toBeGreaterThan(0);
   expect(connectedTo.filter((a) => a !== '127.0.0.1')).toEqual([]);
