@@ -5,24 +5,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fg from 'fast-glob';
 import { GlobTool } from '../dist/tools/glob.js';
+import { benchCtx, timeMs, median } from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const tree = path.resolve(process.env.BENCH_TREE ?? path.join(here, '..', 'node_modules'));
 const RUNS = Number(process.env.BENCH_RUNS ?? 9);
 const PATTERN = process.env.BENCH_PATTERN ?? '**/*.ts';
 
-function ctx() {
-  return { sessionID: 'bench', messageID: 'bench', agent: 'bench', abort: new AbortController().signal, metadata() {} };
-}
-async function time(fn) {
-  const t = performance.now();
-  await fn();
-  return performance.now() - t;
-}
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const tool = await GlobTool.init({ workspaceRoot: tree });
-const ours = () => tool.execute({ pattern: PATTERN }, ctx());
+const ours = () => tool.execute({ pattern: PATTERN }, benchCtx());
 const baseline = () => fg(PATTERN, { cwd: tree, dot: true, onlyFiles: true, followSymbolicLinks: false });
 const r = await ours();
 const raw = await baseline();
@@ -30,8 +22,8 @@ console.log(`tree: ${tree}, pattern: ${PATTERN}: ours ${r.metadata.count} files,
 const a = [];
 const b = [];
 for (let i = 0; i < RUNS; i++) {
-  a.push(await time(ours));
-  b.push(await time(baseline));
+  a.push(await timeMs(ours));
+  b.push(await timeMs(baseline));
 }
 const ratio = median(a) / median(b);
 console.log(`glob tool vs fast-glob: ours ${median(a).toFixed(1)} ms, baseline ${median(b).toFixed(1)} ms, ratio = ${ratio.toFixed(2)} (target <= 1.3) ${ratio <= 1.3 ? 'OK' : 'MISSED'}`);

@@ -7,15 +7,13 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GrepTool, findExecutable } from '../dist/tools/grep.js';
+import { benchCtx, timeMs, median } from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const tree = path.resolve(process.env.BENCH_TREE ?? path.join(here, '..', 'node_modules'));
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const PATTERN = process.env.BENCH_PATTERN ?? 'readFileSync|createRequire';
 
-function ctx() {
-  return { sessionID: 'bench', messageID: 'bench', agent: 'bench', abort: new AbortController().signal, metadata() {} };
-}
 
 function run(cmd, args, cwd) {
   return new Promise((resolve, reject) => {
@@ -27,13 +25,7 @@ function run(cmd, args, cwd) {
   });
 }
 
-async function time(fn) {
-  const t = performance.now();
-  await fn();
-  return performance.now() - t;
-}
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function compare(label, target, ours, baseline) {
   await ours();
@@ -41,8 +33,8 @@ async function compare(label, target, ours, baseline) {
   const a = [];
   const b = [];
   for (let i = 0; i < RUNS; i++) {
-    a.push(await time(ours));
-    b.push(await time(baseline));
+    a.push(await timeMs(ours));
+    b.push(await timeMs(baseline));
   }
   const ratio = median(a) / median(b);
   console.log(`${label}: ours ${median(a).toFixed(1)} ms, baseline ${median(b).toFixed(1)} ms, ratio = ${ratio.toFixed(2)} (target <= ${target}) ${ratio <= target ? 'OK' : 'MISSED'}`);
@@ -53,17 +45,17 @@ console.log(`tree: ${tree}, pattern: ${JSON.stringify(PATTERN)}, runs: ${RUNS}`)
 const rg = await findExecutable('rg');
 if (rg) {
   const tool = await GrepTool.init({ workspaceRoot: tree, grepBackend: 'rg' });
-  const res = await tool.execute({ pattern: PATTERN }, ctx());
+  const res = await tool.execute({ pattern: PATTERN }, benchCtx());
   console.log(`rg backend: ${res.metadata.matches} matches in ${res.metadata.files} files`);
   await compare('grep tool (rg) vs rg', 1.3,
-    () => tool.execute({ pattern: PATTERN }, ctx()),
+    () => tool.execute({ pattern: PATTERN }, benchCtx()),
     () => run(rg, ['--no-config', '--no-ignore-parent', '--hidden', '-n', '-e', PATTERN, '.'], tree));
 } else {
   console.log('rg not on PATH: ripgrep comparison skipped');
 }
 const js = await GrepTool.init({ workspaceRoot: tree, grepBackend: 'js' });
-const res = await js.execute({ pattern: PATTERN }, ctx());
+const res = await js.execute({ pattern: PATTERN }, benchCtx());
 console.log(`js backend: ${res.metadata.matches} matches in ${res.metadata.files} files`);
 await compare('grep tool (js) vs grep -rn', 2,
-  () => js.execute({ pattern: PATTERN }, ctx()),
+  () => js.execute({ pattern: PATTERN }, benchCtx()),
   () => run('grep', ['-rnE', PATTERN, '.'], tree));
