@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fg from 'fast-glob';
 import { GlobTool } from '../dist/tools/glob.js';
-import { benchCtx, timeMs, median } from './lib.mjs';
+import { benchCtx, compare } from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const tree = path.resolve(process.env.BENCH_TREE ?? path.join(here, '..', 'node_modules'));
@@ -19,11 +19,4 @@ const baseline = () => fg(PATTERN, { cwd: tree, dot: true, onlyFiles: true, foll
 const r = await ours();
 const raw = await baseline();
 console.log(`tree: ${tree}, pattern: ${PATTERN}: ours ${r.metadata.count} files, fast-glob ${raw.length} files, runs: ${RUNS}`);
-const a = [];
-const b = [];
-for (let i = 0; i < RUNS; i++) {
-  a.push(await timeMs(ours));
-  b.push(await timeMs(baseline));
-}
-const ratio = median(a) / median(b);
-console.log(`glob tool vs fast-glob: ours ${median(a).toFixed(1)} ms, baseline ${median(b).toFixed(1)} ms, ratio = ${ratio.toFixed(2)} (target <= 1.3) ${ratio <= 1.3 ? 'OK' : 'MISSED'}`);
+await compare('glob tool vs fast-glob', 1.3, ours, baseline, RUNS);

@@ -7,13 +7,12 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GrepTool, findExecutable } from '../dist/tools/grep.js';
-import { benchCtx, timeMs, median } from './lib.mjs';
+import { benchCtx, compare } from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const tree = path.resolve(process.env.BENCH_TREE ?? path.join(here, '..', 'node_modules'));
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const PATTERN = process.env.BENCH_PATTERN ?? 'readFileSync|createRequire';
-
 
 function run(cmd, args, cwd) {
   return new Promise((resolve, reject) => {
@@ -25,22 +24,6 @@ function run(cmd, args, cwd) {
   });
 }
 
-
-
-async function compare(label, target, ours, baseline) {
-  await ours();
-  await baseline();
-  const a = [];
-  const b = [];
-  for (let i = 0; i < RUNS; i++) {
-    a.push(await timeMs(ours));
-    b.push(await timeMs(baseline));
-  }
-  const ratio = median(a) / median(b);
-  console.log(`${label}: ours ${median(a).toFixed(1)} ms, baseline ${median(b).toFixed(1)} ms, ratio = ${ratio.toFixed(2)} (target <= ${target}) ${ratio <= target ? 'OK' : 'MISSED'}`);
-  return ratio;
-}
-
 console.log(`tree: ${tree}, pattern: ${JSON.stringify(PATTERN)}, runs: ${RUNS}`);
 const rg = await findExecutable('rg');
 if (rg) {
@@ -49,7 +32,8 @@ if (rg) {
   console.log(`rg backend: ${res.metadata.matches} matches in ${res.metadata.files} files`);
   await compare('grep tool (rg) vs rg', 1.3,
     () => tool.execute({ pattern: PATTERN }, benchCtx()),
-    () => run(rg, ['--no-config', '--no-ignore-parent', '--hidden', '-n', '-e', PATTERN, '.'], tree));
+    () => run(rg, ['--no-config', '--no-ignore-parent', '--hidden', '-n', '-e', PATTERN, '.'], tree),
+    RUNS);
 } else {
   console.log('rg not on PATH: ripgrep comparison skipped');
 }
@@ -58,4 +42,5 @@ const res = await js.execute({ pattern: PATTERN }, benchCtx());
 console.log(`js backend: ${res.metadata.matches} matches in ${res.metadata.files} files`);
 await compare('grep tool (js) vs grep -rn', 2,
   () => js.execute({ pattern: PATTERN }, benchCtx()),
-  () => run('grep', ['-rnE', PATTERN, '.'], tree));
+  () => run('grep', ['-rnE', PATTERN, '.'], tree),
+  RUNS);

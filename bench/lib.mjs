@@ -14,3 +14,21 @@ export async function timeMs(fn) {
 
 /** The median of a list of numbers. */
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/**
+ * Runs `ours` and `baseline` alternately `runs` times after one warm-up call each, prints the
+ * medians and `ratio = ours / baseline` against `target`, and returns the ratio.
+ */
+export async function compare(label, target, ours, baseline, runs) {
+  await ours();
+  await baseline();
+  const a = [];
+  const b = [];
+  for (let i = 0; i < runs; i++) {
+    a.push(await timeMs(ours));
+    b.push(await timeMs(baseline));
+  }
+  const ratio = median(a) / median(b);
+  console.log(`${label}: ours ${median(a).toFixed(1)} ms, baseline ${median(b).toFixed(1)} ms, ratio = ${ratio.toFixed(2)} (target <= ${target}) ${ratio <= target ? 'OK' : 'MISSED'}`);
+  return ratio;
+}
