@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import { Tool } from './tool.js';
-import { assertPermissions, isAllowed, type PermissionGrant, type ToolPermissions, type ToolPermission } from './permissions.js';
+import { assertPermissions, isAllowed, toGrantSet, type PermissionGrant, type ToolPermissions } from './permissions.js';
 import { loadDescription } from './description.js';
 import {
   runCall,
@@ -350,7 +350,7 @@ export class ToolRegistryImpl {
     const entry = this.entries.get(id);
     if (!entry) return this.unknownToolMessage(id);
     if (granted && !isAllowed(entry.permissions, granted)) {
-      const set = granted instanceof Set ? granted : new Set(granted as readonly ToolPermission[]);
+      const set = toGrantSet(granted);
       const missing = entry.permissions.required.filter((p) => !set.has(p));
       return `Tool "${id}" needs the ${missing.join(', ')} permission${missing.length > 1 ? 's' : ''}, which ${missing.length > 1 ? 'are' : 'is'} not granted. Use a tool that the granted permissions allow.`;
     }
