@@ -81,7 +81,13 @@ describe('createAgent loop driven by fakeModel', () => {
     expect(badUpdates[0].error).toMatch(/Invalid arguments/);
 
     expect(custom).toEqual([
-      expect.objectContaining({ type: 'tool_progress', toolId: 'echo', callID: 'call_echo', title: 'echoing', metadata: { step: 1 } }),
+      expect.objectContaining({
+        type: 'tool_progress',
+        toolId: 'echo',
+        callID: 'call_echo',
+        title: 'echoing',
+        metadata: { step: 1 },
+      }),
       expect.objectContaining({ type: 'tool_progress', toolId: 'echo', callID: 'call_echo', metadata: { step: 2 } }),
     ]);
   });
@@ -99,7 +105,9 @@ describe('createAgent loop driven by fakeModel', () => {
       { permissions: { required: [] } },
     );
     const tools = await registry.tools();
-    const model = fakeModel().respondWithTools([{ name: 'boom', args: {}, id: 'c1' }]).respond(new AIMessage('recovered'));
+    const model = fakeModel()
+      .respondWithTools([{ name: 'boom', args: {}, id: 'c1' }])
+      .respond(new AIMessage('recovered'));
     const agent = createAgent({ model, tools });
     const out = await agent.invoke({ messages: [new HumanMessage('go')] });
     const tm = out.messages.find((m) => ToolMessage.isInstance(m)) as ToolMessage;
@@ -112,7 +120,12 @@ describe('createAgent loop driven by fakeModel', () => {
   it('the model is shown the tool schema as JSON Schema', async () => {
     const registry = makeRegistry();
     const [count] = await registry.tools({ ids: ['count'] });
-    const spec = convertToOpenAITool(count) as { function: { name: string; parameters: { properties: Record<string, { description?: string }>; required?: string[] } } };
+    const spec = convertToOpenAITool(count) as {
+      function: {
+        name: string;
+        parameters: { properties: Record<string, { description?: string }>; required?: string[] };
+      };
+    };
     expect(spec.function.name).toBe('count');
     expect(spec.function.parameters.properties.n.description).toBe('How far to count');
     expect(spec.function.parameters.required).toEqual(['n']);
@@ -121,7 +134,9 @@ describe('createAgent loop driven by fakeModel', () => {
   it('progress is dispatched as the tool_progress custom event for streamEvents v2', async () => {
     const registry = makeRegistry();
     const tools = await registry.tools({ ids: ['echo'] });
-    const model = fakeModel().respondWithTools([{ name: 'echo', args: { text: 'hi' }, id: 'ev1' }]).respond(new AIMessage('done'));
+    const model = fakeModel()
+      .respondWithTools([{ name: 'echo', args: { text: 'hi' }, id: 'ev1' }])
+      .respond(new AIMessage('done'));
     const agent = createAgent({ model, tools });
     const custom: unknown[] = [];
     for await (const ev of agent.streamEvents({ messages: [new HumanMessage('go')] }, { version: 'v2' })) {

@@ -33,17 +33,26 @@ afterAll(() => cleanup());
 /** Starts the writer, lets it begin its `nth` write, waits `delayMs`, then SIGKILLs it. */
 function runAndKill(target: string, nth: number, delayMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(here, 'fixtures', 'atomic-writer.mjs'), modulePath, target, String(SIZE)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [path.join(here, 'fixtures', 'atomic-writer.mjs'), modulePath, target, String(SIZE)],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let seen = 0;
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     child.stdout.on('data', (d: Buffer) => {
-      seen += d.toString().split('\n').filter((l) => l === 'w').length;
+      seen += d
+        .toString()
+        .split('\n')
+        .filter((l) => l === 'w').length;
       if (seen >= nth && !child.killed) setTimeout(() => child.kill('SIGKILL'), delayMs);
     });
-    child.on('exit', (code, signal) => (signal === 'SIGKILL' ? resolve() : reject(new Error(`writer exited ${code}: ${stderr}`))));
+    child.on('exit', (code, signal) =>
+      signal === 'SIGKILL' ? resolve() : reject(new Error(`writer exited ${code}: ${stderr}`)),
+    );
   });
 }
 

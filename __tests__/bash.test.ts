@@ -88,7 +88,10 @@ describe('bash: running commands', () => {
   });
 
   it('runs under bash with a non-interactive environment and stdin closed', async () => {
-    const res = await run({ command: 'echo "$BASH_VERSION" | cut -c1; echo $GIT_EDITOR $GIT_TERMINAL_PROMPT $PAGER $NO_COLOR; read x; echo "read=[$x] rc=$?"; cat; echo after-cat' });
+    const res = await run({
+      command:
+        'echo "$BASH_VERSION" | cut -c1; echo $GIT_EDITOR $GIT_TERMINAL_PROMPT $PAGER $NO_COLOR; read x; echo "read=[$x] rc=$?"; cat; echo after-cat',
+    });
     const lines = res.output.trim().split('\n');
     expect(lines[0]).toMatch(/^\d$/);
     expect(lines[1]).toBe('true 0 cat 1');
@@ -145,12 +148,19 @@ describe('bash: timeout parameter', () => {
     expect(res.output).toBe('ok\n');
   });
 
-  it.each([0, -5, 1.5, MAX_TIMEOUT_MS + 1])('rejects timeout=%p with a clear error instead of clamping', async (timeout) => {
-    await expect(run({ command: 'echo never', timeout })).rejects.toThrow(/Invalid timeout .*whole number of milliseconds from 1 to 600000/);
-  });
+  it.each([0, -5, 1.5, MAX_TIMEOUT_MS + 1])(
+    'rejects timeout=%p with a clear error instead of clamping',
+    async (timeout) => {
+      await expect(run({ command: 'echo never', timeout })).rejects.toThrow(
+        /Invalid timeout .*whole number of milliseconds from 1 to 600000/,
+      );
+    },
+  );
 
   it('checks the timeout itself too, for callers that skip the schema', async () => {
-    await expect(tool.execute({ command: 'echo never', description: 'x', timeout: Number.NaN }, makeCtx())).rejects.toThrow(/Invalid timeout/);
+    await expect(
+      tool.execute({ command: 'echo never', description: 'x', timeout: Number.NaN }, makeCtx()),
+    ).rejects.toThrow(/Invalid timeout/);
   });
 
   it('rejects an empty command', async () => {
@@ -217,7 +227,11 @@ describe('bash: killing', () => {
       expect(res.output).toMatch(/background process still held its output/);
     } finally {
       // The background child is the user's on a normal exit; clean up ours.
-      try { process.kill(-shellPid(res.output), 'SIGKILL'); } catch { /* gone */ }
+      try {
+        process.kill(-shellPid(res.output), 'SIGKILL');
+      } catch {
+        /* gone */
+      }
     }
   }, 10_000);
 
@@ -226,7 +240,11 @@ describe('bash: killing', () => {
     try {
       expect(res.metadata.backgroundOutputDetached).toBe(false);
     } finally {
-      try { process.kill(-shellPid(res.output), 'SIGKILL'); } catch { /* gone */ }
+      try {
+        process.kill(-shellPid(res.output), 'SIGKILL');
+      } catch {
+        /* gone */
+      }
     }
   });
 });
@@ -234,7 +252,10 @@ describe('bash: killing', () => {
 describe('bash: output', () => {
   it('streams output as throttled progress while the command runs', async () => {
     const ctx = makeCtx();
-    const res = await run({ command: 'echo first; sleep 0.4; for i in $(seq 1 300); do echo line$i; sleep 0.002; done' }, ctx);
+    const res = await run(
+      { command: 'echo first; sleep 0.4; for i in $(seq 1 300); do echo line$i; sleep 0.002; done' },
+      ctx,
+    );
     const outputs = ctx.updates.map((u) => String(u.metadata?.output ?? ''));
     // Some report showed "first" before the loop's output existed: it streamed, not buffered to the end.
     expect(outputs.some((o) => o.includes('first') && !o.includes('line1'))).toBe(true);
@@ -245,14 +266,18 @@ describe('bash: output', () => {
   });
 
   it('keeps output of exactly MAX_OUTPUT_CHARS whole', async () => {
-    const res = await run({ command: `printf HEAD; head -c ${MAX_OUTPUT_CHARS - 8} /dev/zero | tr '\\0' a; printf TAIL` });
+    const res = await run({
+      command: `printf HEAD; head -c ${MAX_OUTPUT_CHARS - 8} /dev/zero | tr '\\0' a; printf TAIL`,
+    });
     expect(res.output).toHaveLength(MAX_OUTPUT_CHARS);
     expect(res.metadata.truncated).toBe(false);
     expect(res.metadata.outputPath).toBeUndefined();
   });
 
   it('one character more keeps head and tail with a marker and saves the full output to a file', async () => {
-    const res = await run({ command: `printf 'HEAD\\n'; head -c ${MAX_OUTPUT_CHARS - 9} /dev/zero | tr '\\0' a; printf '\\nTAIL'` });
+    const res = await run({
+      command: `printf 'HEAD\\n'; head -c ${MAX_OUTPUT_CHARS - 9} /dev/zero | tr '\\0' a; printf '\\nTAIL'`,
+    });
     const m = res.metadata as BashMetadata;
     try {
       expect(m.truncated).toBe(true);

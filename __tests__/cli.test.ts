@@ -17,7 +17,10 @@ interface Ran {
   events: Array<['out' | 'err', string]>;
 }
 
-function toolbelt(args: string[], opts: { env?: Record<string, string>; cwd?: string; onStderr?: (text: string, kill: () => void) => void } = {}): Promise<Ran> {
+function toolbelt(
+  args: string[],
+  opts: { env?: Record<string, string>; cwd?: string; onStderr?: (text: string, kill: () => void) => void } = {},
+): Promise<Ran> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       cwd: opts.cwd ?? ROOT,
@@ -72,7 +75,12 @@ describe('toolbelt list', () => {
   it('--json gives names, permissions, descriptions and input JSON Schemas', async () => {
     const res = await toolbelt(['list', ...base(), '--json', '--permissions', 'read']);
     expect(res.code).toBe(0);
-    const tools = JSON.parse(res.stdout) as Array<{ name: string; permissions: { required: string[] }; description: string; inputSchema: { properties: Record<string, { description?: string }> } }>;
+    const tools = JSON.parse(res.stdout) as Array<{
+      name: string;
+      permissions: { required: string[] };
+      description: string;
+      inputSchema: { properties: Record<string, { description?: string }> };
+    }>;
     const echo = tools.find((t) => t.name === 'fx_echo')!;
     expect(echo.permissions.required).toEqual(['read']);
     expect(echo.description).toBe('Echo text back.\nSecond line of the description.');
@@ -90,7 +98,9 @@ describe('toolbelt run', () => {
   it('streams progress to stderr as it happens, before the output', async () => {
     const res = await toolbelt(['run', 'fx_steps', '{"n":3}', ...base()]);
     expect(res.code).toBe(0);
-    expect(res.stderr).toMatch(/\[fx_steps\] step 1\/3 \{"step":1\}\n[\s\S]*\[fx_steps\] step 2\/3[\s\S]*\[fx_steps\] step 3\/3/);
+    expect(res.stderr).toMatch(
+      /\[fx_steps\] step 1\/3 \{"step":1\}\n[\s\S]*\[fx_steps\] step 2\/3[\s\S]*\[fx_steps\] step 3\/3/,
+    );
     const firstOut = res.events.findIndex(([k]) => k === 'out');
     const lastProgress = res.events.map(([k, t]) => k === 'err' && t.includes('step 3/3')).lastIndexOf(true);
     expect(lastProgress).toBeGreaterThanOrEqual(0);
@@ -98,7 +108,7 @@ describe('toolbelt run', () => {
     expect(res.stdout).toBe('finished 3 steps\n');
   });
 
-  it('exits 1 with the tool\'s message on stderr when the tool fails', async () => {
+  it("exits 1 with the tool's message on stderr when the tool fails", async () => {
     const res = await toolbelt(['run', 'fx_fail', ...base()]);
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
@@ -114,7 +124,11 @@ describe('toolbelt run', () => {
   it('--json prints the whole final update', async () => {
     const res = await toolbelt(['run', 'fx_image', '{}', '--json', ...base()]);
     expect(res.code).toBe(0);
-    expect(JSON.parse(res.stdout)).toMatchObject({ status: 'completed', toolId: 'fx_image', result: { output: 'an image', attachments: [{ type: 'image', mime: 'image/png' }] } });
+    expect(JSON.parse(res.stdout)).toMatchObject({
+      status: 'completed',
+      toolId: 'fx_image',
+      result: { output: 'an image', attachments: [{ type: 'image', mime: 'image/png' }] },
+    });
   });
 
   it('reports attachments on stderr', async () => {
@@ -146,20 +160,28 @@ describe('toolbelt run', () => {
 
   it('--session shares read-before-edit state across invocations; without it each run is a new session', async () => {
     const env = { TOOLBELT_STATE_DIR: stateDir.dir };
-    const unread = await toolbelt(['run', 'fx_change', '{"filePath":"notes.txt"}', ...base(), '--session', 's1'], { env });
+    const unread = await toolbelt(['run', 'fx_change', '{"filePath":"notes.txt"}', ...base(), '--session', 's1'], {
+      env,
+    });
     expect(unread.code).toBe(1);
     expect(unread.stderr).toMatch(/has not been read in this session/);
-    expect((await toolbelt(['run', 'fx_look', '{"filePath":"notes.txt"}', ...base(), '--session', 's1'], { env })).code).toBe(0);
+    expect(
+      (await toolbelt(['run', 'fx_look', '{"filePath":"notes.txt"}', ...base(), '--session', 's1'], { env })).code,
+    ).toBe(0);
     const ok = await toolbelt(['run', 'fx_change', '{"filePath":"notes.txt"}', ...base(), '--session', 's1'], { env });
     expect(ok).toMatchObject({ code: 0, stdout: 'may change notes.txt\n' });
-    const other = await toolbelt(['run', 'fx_change', '{"filePath":"notes.txt"}', ...base(), '--session', 's2'], { env });
+    const other = await toolbelt(['run', 'fx_change', '{"filePath":"notes.txt"}', ...base(), '--session', 's2'], {
+      env,
+    });
     expect(other.code).toBe(1);
     const none = await toolbelt(['run', 'fx_change', '{"filePath":"notes.txt"}', ...base()], { env });
     expect(none.code).toBe(1);
     // a change on disk since the read is still caught across processes
     await new Promise((r) => setTimeout(r, 20));
     await writeFile(path.join(ws.dir, 'notes.txt'), 'changed by someone else\n');
-    const stale = await toolbelt(['run', 'fx_change', '{"filePath":"notes.txt"}', ...base(), '--session', 's1'], { env });
+    const stale = await toolbelt(['run', 'fx_change', '{"filePath":"notes.txt"}', ...base(), '--session', 's1'], {
+      env,
+    });
     expect(stale.code).toBe(1);
     expect(stale.stderr).toMatch(/has changed on disk since it was read/);
     const sessionId = await toolbelt(['run', 'fx_whoami', ...base(), '--session', 's1'], { env });
@@ -170,12 +192,18 @@ describe('toolbelt run', () => {
 describe('usage errors exit 2 with a clear message', () => {
   it.each([
     [['run', 'nope', '{}', '--no-builtins', '--tools', TOOLS], /Unknown tool "nope"\. Known tools: fx_echo, /],
-    [['run', 'fx_echo', '{text:hi}', '--no-builtins', '--tools', TOOLS], /arguments for "fx_echo" are not valid JSON[\s\S]*toolbelt run fx_echo '\{"key":"value"\}'/],
+    [
+      ['run', 'fx_echo', '{text:hi}', '--no-builtins', '--tools', TOOLS],
+      /arguments for "fx_echo" are not valid JSON[\s\S]*toolbelt run fx_echo '\{"key":"value"\}'/,
+    ],
     [['list', '--bogus'], /Unknown option '--bogus'/],
     [['frobnicate'], /Unknown command "frobnicate"\. Commands: list, run, mcp, agent/],
     [['list', '--permissions', 'read,root'], /Unknown permission "root"/],
     [['run'], /"toolbelt run" takes 1-2 arguments, got 0/],
-    [['run', 'fx_echo', '{}', '--session', 'a/b', '--no-builtins', '--tools', TOOLS], /--session "a\/b" is not a valid session id/],
+    [
+      ['run', 'fx_echo', '{}', '--session', 'a/b', '--no-builtins', '--tools', TOOLS],
+      /--session "a\/b" is not a valid session id/,
+    ],
     [['list', '--workspace', '/definitely/not/here'], /--workspace "\/definitely\/not\/here" is not a directory/],
     [['mcp', '--http', 'abc'], /--http needs a port number/],
     [['agent', 'do it'], /needs a model: pass --model provider:model/],
@@ -197,9 +225,15 @@ describe('usage errors exit 2 with a clear message', () => {
 
   it('agent: a provider whose package is missing names the package to install', async () => {
     const hasOpenAI = existsSync(path.join(ROOT, 'node_modules', '@langchain', 'openai'));
-    const res = await toolbelt(['agent', 'hello', '--model', 'openai:gpt-4o-mini', '--no-builtins'], { env: { OPENAI_API_KEY: '' } });
+    const res = await toolbelt(['agent', 'hello', '--model', 'openai:gpt-4o-mini', '--no-builtins'], {
+      env: { OPENAI_API_KEY: '' },
+    });
     expect(res.code).toBe(2);
-    expect(res.stderr).toMatch(hasOpenAI ? /OPENAI_API_KEY/ : /needs the package @langchain\/openai, which is not installed\. Install it with: npm install @langchain\/openai/);
+    expect(res.stderr).toMatch(
+      hasOpenAI
+        ? /OPENAI_API_KEY/
+        : /needs the package @langchain\/openai, which is not installed\. Install it with: npm install @langchain\/openai/,
+    );
   });
 });
 
@@ -216,11 +250,15 @@ describe('model spec checks (in-process)', () => {
     await expect(checkProvider('anthropic', { env: {}, importModule: present })).rejects.toThrow(
       /needs an API key in the environment variable ANTHROPIC_API_KEY, which is not set/,
     );
-    await expect(checkProvider('anthropic', { env: { ANTHROPIC_API_KEY: 'k' }, importModule: present })).resolves.toBeUndefined();
+    await expect(
+      checkProvider('anthropic', { env: { ANTHROPIC_API_KEY: 'k' }, importModule: present }),
+    ).resolves.toBeUndefined();
     await expect(checkProvider('ollama', { env: {}, importModule: present })).resolves.toBeUndefined();
     const missing = async () => {
       throw Object.assign(new Error("Cannot find package '@langchain/groq'"), { code: 'ERR_MODULE_NOT_FOUND' });
     };
-    await expect(loadChatModel('groq:llama', { env: {}, importModule: missing })).rejects.toThrow(/npm install @langchain\/groq/);
+    await expect(loadChatModel('groq:llama', { env: {}, importModule: missing })).rejects.toThrow(
+      /npm install @langchain\/groq/,
+    );
   });
 });

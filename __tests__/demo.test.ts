@@ -8,7 +8,10 @@ import { DEMO_TOOLS } from '../src/demo.js';
 function runDemo(): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     // --offline: a developer's .env with TOOLBELT_MODEL must not make this test call a paid API.
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'demo.js'), '--offline'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'demo.js'), '--offline'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -32,7 +35,17 @@ describe('npm run demo (node dist/demo.js)', () => {
     expect(res.stderr).not.toMatch(/demo failed/);
     expect(res.code).toBe(0);
     const out = res.stdout;
-    const order = ['-> model calls grep', 'ok grep', '-> model calls read', 'ok read', '-> model calls edit', 'ok edit', "export const greeting = 'Hi, world'", 'model: Changed the greeting', 'done: src/greet.ts'];
+    const order = [
+      '-> model calls grep',
+      'ok grep',
+      '-> model calls read',
+      'ok read',
+      '-> model calls edit',
+      'ok edit',
+      "export const greeting = 'Hi, world'",
+      'model: Changed the greeting',
+      'done: src/greet.ts',
+    ];
     const positions = order.map((s) => out.indexOf(s));
     expect(positions.every((p) => p >= 0)).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);

@@ -35,7 +35,8 @@ export async function ensureDist(): Promise<void> {
       break;
     } catch {
       // another worker is building: wait for it (or take over a lock left by a killed run)
-      if (existsSync(LOCK) && Date.now() - statSync(LOCK).mtimeMs > STALE_LOCK_MS) rmSync(LOCK, { recursive: true, force: true });
+      if (existsSync(LOCK) && Date.now() - statSync(LOCK).mtimeMs > STALE_LOCK_MS)
+        rmSync(LOCK, { recursive: true, force: true });
       await new Promise((r) => setTimeout(r, 200));
       if (fresh()) return;
     }
@@ -43,7 +44,11 @@ export async function ensureDist(): Promise<void> {
   try {
     if (fresh()) return;
     try {
-      await run(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT });
+      await run(
+        process.execPath,
+        [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+        { cwd: ROOT },
+      );
     } catch (err) {
       // Type errors in files under construction still emit JavaScript; only a missing cli.js is fatal.
       if (!existsSync(CLI)) throw err;

@@ -74,10 +74,14 @@ describe('edit: exact matching', () => {
 describe('edit: stale reads, creation', () => {
   it('refuses an unread file and a file changed since the read', async () => {
     await writeFile(path.join(dir, 'unread.txt'), 'a\n');
-    await expect(doEdit({ filePath: 'unread.txt', oldString: 'a', newString: 'b' })).rejects.toThrow(/has not been read in this session/);
+    await expect(doEdit({ filePath: 'unread.txt', oldString: 'a', newString: 'b' })).rejects.toThrow(
+      /has not been read in this session/,
+    );
     const f = await fixture('a\n');
     await writeFile(path.join(dir, f), 'a changed\n');
-    await expect(doEdit({ filePath: f, oldString: 'a', newString: 'b' })).rejects.toThrow(/has changed on disk since it was read/);
+    await expect(doEdit({ filePath: f, oldString: 'a', newString: 'b' })).rejects.toThrow(
+      /has changed on disk since it was read/,
+    );
     expect(await contentOf(f)).toBe('a changed\n');
   });
 
@@ -85,7 +89,9 @@ describe('edit: stale reads, creation', () => {
     const res = await doEdit({ filePath: 'new/dir/created.txt', oldString: '', newString: 'hello\n' });
     expect(await contentOf('new/dir/created.txt')).toBe('hello\n');
     expect(res.output).toBe('Created new/dir/created.txt (1 lines).');
-    await expect(doEdit({ filePath: 'missing.txt', oldString: 'x', newString: 'y' })).rejects.toThrow(/does not exist\. To create it, call edit with an empty oldString/);
+    await expect(doEdit({ filePath: 'missing.txt', oldString: 'x', newString: 'y' })).rejects.toThrow(
+      /does not exist\. To create it, call edit with an empty oldString/,
+    );
     // the created file counts as read: it can be edited straight away
     await doEdit({ filePath: 'new/dir/created.txt', oldString: 'hello', newString: 'bye' });
     expect(await contentOf('new/dir/created.txt')).toBe('bye\n');
@@ -100,21 +106,33 @@ describe('edit: stale reads, creation', () => {
 describe('edit: tolerant matchers', () => {
   it('trailing whitespace differences', async () => {
     const f = await fixture('function f() {   \n  return 1;\t\n}\n');
-    const res = await doEdit({ filePath: f, oldString: 'function f() {\n  return 1;\n}', newString: 'function f() {\n  return 2;\n}' });
+    const res = await doEdit({
+      filePath: f,
+      oldString: 'function f() {\n  return 1;\n}',
+      newString: 'function f() {\n  return 2;\n}',
+    });
     expect(await contentOf(f)).toBe('function f() {\n  return 2;\n}\n');
     expect(res.metadata.matcher).toBe('trailing-whitespace');
   });
 
   it('indentation-flexible: re-indents newString to the file', async () => {
     const f = await fixture('class A {\n    method() {\n        return 1;\n    }\n}\n');
-    const res = await doEdit({ filePath: f, oldString: 'method() {\n    return 1;\n}', newString: 'method() {\n    return 2;\n}' });
+    const res = await doEdit({
+      filePath: f,
+      oldString: 'method() {\n    return 1;\n}',
+      newString: 'method() {\n    return 2;\n}',
+    });
     expect(await contentOf(f)).toBe('class A {\n    method() {\n        return 2;\n    }\n}\n');
     expect(res.metadata.matcher).toBe('indentation-flexible');
   });
 
   it('whitespace-normalised, across lines (tabs vs spaces) and inside one line', async () => {
     const f = await fixture('if (a) {\n\tcall(x,  y);\n}\nlet  z   =  1;\n');
-    const r1 = await doEdit({ filePath: f, oldString: 'if (a) {\n  call(x, y);\n}', newString: 'if (a) {\n  call(y, x);\n}' });
+    const r1 = await doEdit({
+      filePath: f,
+      oldString: 'if (a) {\n  call(x, y);\n}',
+      newString: 'if (a) {\n  call(y, x);\n}',
+    });
     expect(r1.metadata.matcher).toBe('whitespace-normalised');
     const r2 = await doEdit({ filePath: f, oldString: 'z = 1', newString: 'z = 2' });
     expect(r2.metadata.matcher).toBe('whitespace-normalised');
@@ -123,22 +141,28 @@ describe('edit: tolerant matchers', () => {
 
   it('escape-normalised: a doubly-escaped oldString/newString', async () => {
     const f = await fixture('const s = "a";\nconst t = 1;\n');
-    const res = await doEdit({ filePath: f, oldString: 'const s = \\"a\\";\\nconst t = 1;', newString: 'const s = \\"b\\";\\nconst t = 2;' });
+    const res = await doEdit({
+      filePath: f,
+      oldString: 'const s = \\"a\\";\\nconst t = 1;',
+      newString: 'const s = \\"b\\";\\nconst t = 2;',
+    });
     expect(res.metadata.matcher).toBe('escape-normalised');
     expect(await contentOf(f)).toBe('const s = "b";\nconst t = 2;\n');
   });
 
   it('unicode-normalised: NBSP and smart quotes in the file, ASCII in oldString', async () => {
     const f = await fixture('say(\u201Chello\u201D);\nconst\u00A0x = \u2018y\u2019;\n');
-    const res = await doEdit({ filePath: f, oldString: 'const x = \'y\';', newString: 'const x = \'z\';' });
+    const res = await doEdit({ filePath: f, oldString: "const x = 'y';", newString: "const x = 'z';" });
     expect(res.metadata.matcher).toBe('unicode-normalised');
-    expect(await contentOf(f)).toBe('say(\u201Chello\u201D);\nconst x = \'z\';\n');
+    expect(await contentOf(f)).toBe("say(\u201Chello\u201D);\nconst x = 'z';\n");
     await doEdit({ filePath: f, oldString: 'say("hello");', newString: 'say("bye");' });
     expect(await contentOf(f)).toContain('say("bye");');
   });
 
   it('anchored block: first and last lines match, the middle is similar', async () => {
-    const f = await fixture('start();\nfunction go() {\n  const value = compute(1);\n  log(value);\n  return value;\n}\nend();\n');
+    const f = await fixture(
+      'start();\nfunction go() {\n  const value = compute(1);\n  log(value);\n  return value;\n}\nend();\n',
+    );
     const res = await doEdit({
       filePath: f,
       oldString: 'function go() {\n  const value = compute(2);\n  log(value)\n  return value;\n}',
@@ -151,7 +175,9 @@ describe('edit: tolerant matchers', () => {
 
   it('anchored block with a dissimilar middle is not a match', async () => {
     const content = 'function go() {\n  totally();\n  different();\n  stuff();\n}\n';
-    expect(findMatches(content, 'function go() {\n  alpha = beta * gamma;\n  omega.run(delta);\n  zeta++;\n}', 'x')).toBeUndefined();
+    expect(
+      findMatches(content, 'function go() {\n  alpha = beta * gamma;\n  omega.run(delta);\n  zeta++;\n}', 'x'),
+    ).toBeUndefined();
   });
 
   it('prefers an exact match over tolerant ones', async () => {
@@ -163,9 +189,15 @@ describe('edit: tolerant matchers', () => {
 
   it('not found: quotes the closest candidate with line numbers and says to re-read', async () => {
     const f = await fixture('line one\nfunction compute(a, b) {\n  return a + b;\n}\nline five\n');
-    const err = (await doEdit({ filePath: f, oldString: 'function compute(a, b) {\n  return a * b * 2;\n  // extra\n}', newString: 'x' }).catch((e: Error) => e)) as Error;
+    const err = (await doEdit({
+      filePath: f,
+      oldString: 'function compute(a, b) {\n  return a * b * 2;\n  // extra\n}',
+      newString: 'x',
+    }).catch((e: Error) => e)) as Error;
     expect(err.message).toMatch(/oldString was not found in f\d+\.txt/);
-    expect(err.message).toMatch(/closest candidate is at lines 2-5:\n2: function compute\(a, b\) \{\n3:   return a \+ b;/);
+    expect(err.message).toMatch(
+      /closest candidate is at lines 2-5:\n2: function compute\(a, b\) \{\n3:   return a \+ b;/,
+    );
     expect(err.message).toMatch(/Re-read the file \(read with offset=1\)/);
   });
 });
@@ -199,7 +231,11 @@ describe('edit: line endings, BOM, locking, size', () => {
     const original = body.join('\n') + '\n';
     expect(original.length).toBeGreaterThan(10_000_000);
     const f = await fixture(original);
-    const res = await doEdit({ filePath: f, oldString: 'special_target  =  compute(-1, "padding text");', newString: 'special_target = compute(-2, "padding text");' });
+    const res = await doEdit({
+      filePath: f,
+      oldString: 'special_target  =  compute(-1, "padding text");',
+      newString: 'special_target = compute(-2, "padding text");',
+    });
     expect(res.metadata.matcher).toBe('whitespace-normalised');
     expect(res.output).toContain('line 200001');
     const after = await contentOf(f);

@@ -36,7 +36,9 @@ afterAll(async () => {
 });
 
 /** Runs a tool; returns its output text or the error message (never throws). */
-async function attempt(fn: () => Promise<{ output: string; attachments?: unknown[] }>): Promise<{ ok: boolean; text: string }> {
+async function attempt(
+  fn: () => Promise<{ output: string; attachments?: unknown[] }>,
+): Promise<{ ok: boolean; text: string }> {
   try {
     const r = await fn();
     return { ok: true, text: r.output + JSON.stringify(r.attachments ?? []) };
@@ -64,11 +66,16 @@ describe('path escapes: read, write, edit', () => {
       const results = {
         read: await attempt(() => read.execute(read.parameters.parse({ filePath: a.path }), ctx)),
         write: await attempt(() => write.execute(write.parameters.parse({ filePath: a.path, content: 'PWNED' }), ctx)),
-        editCreate: await attempt(() => edit.execute(edit.parameters.parse({ filePath: a.path, oldString: '', newString: 'PWNED' }), ctx)),
-        editReplace: await attempt(() => edit.execute(edit.parameters.parse({ filePath: a.path, oldString: fx.secret, newString: 'PWNED' }), ctx)),
+        editCreate: await attempt(() =>
+          edit.execute(edit.parameters.parse({ filePath: a.path, oldString: '', newString: 'PWNED' }), ctx),
+        ),
+        editReplace: await attempt(() =>
+          edit.execute(edit.parameters.parse({ filePath: a.path, oldString: fx.secret, newString: 'PWNED' }), ctx),
+        ),
       };
       for (const [tool, r] of Object.entries(results)) {
-        if (r.ok || !r.text.includes('outside the workspace') || r.text.includes(fx.secret)) escapes.push(`${tool} <- ${a.label}: ${r.text.slice(0, 120)}`);
+        if (r.ok || !r.text.includes('outside the workspace') || r.text.includes(fx.secret))
+          escapes.push(`${tool} <- ${a.label}: ${r.text.slice(0, 120)}`);
       }
     }
     expect(escapes).toEqual([]);
@@ -82,9 +89,14 @@ describe('path escapes: read, write, edit', () => {
       if (!resolved.startsWith(ws + path.sep)) problems.push(`${a.label} resolved to ${resolved}`);
       const r = await attempt(() => read.execute(read.parameters.parse({ filePath: a.path }), ctx));
       if (r.text.includes(fx.secret)) problems.push(`read revealed the secret via ${a.label}`);
-      const exists = await lstat(resolved).then(() => true, () => false);
+      const exists = await lstat(resolved).then(
+        () => true,
+        () => false,
+      );
       if (!exists) {
-        const w = await attempt(() => write.execute(write.parameters.parse({ filePath: a.path, content: 'inside write' }), ctx));
+        const w = await attempt(() =>
+          write.execute(write.parameters.parse({ filePath: a.path, content: 'inside write' }), ctx),
+        );
         if (!w.ok) problems.push(`write of inside path ${a.label} failed: ${w.text}`);
       }
     }
@@ -110,7 +122,10 @@ describe('refusals do not reveal symlink targets', () => {
       await writeFile(path.join(out.dir, 'hidden-name', 'target.txt'), 'x');
       await symlink(path.join(out.dir, 'hidden-name', 'target.txt'), path.join(ws.dir, 'link.txt'));
       const w = await Workspace.create({ root: ws.dir });
-      const err = await w.resolve('link.txt').then(() => undefined, (e: Error) => e);
+      const err = await w.resolve('link.txt').then(
+        () => undefined,
+        (e: Error) => e,
+      );
       expect(err?.message).toMatch(/outside the workspace \(it resolves through a symbolic link to a place outside\)/);
       expect(err?.message).not.toContain('hidden-name');
       expect(err?.message).not.toContain(out.dir);

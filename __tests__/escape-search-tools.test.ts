@@ -13,7 +13,10 @@ import { GrepTool, findExecutable } from '../src/tools/grep.js';
 import { tempDir, makeCtx } from './helpers.js';
 
 const RG = await findExecutable('rg');
-if (!RG) console.warn('escape-search-tools.test: no `rg` on PATH; grep is checked with the JS backend only (ripgrep runs SKIPPED).');
+if (!RG)
+  console.warn(
+    'escape-search-tools.test: no `rg` on PATH; grep is checked with the JS backend only (ripgrep runs SKIPPED).',
+  );
 
 let base: { dir: string; cleanup: () => Promise<void> };
 let ws: string;
@@ -42,11 +45,17 @@ beforeAll(async () => {
   runners.push(
     { name: 'list', run: (a) => list.execute(list.parameters.parse(a), makeCtx()) },
     { name: 'glob', run: (a) => glob.execute(glob.parameters.parse({ pattern: '**/*', ...a }), makeCtx()) },
-    { name: 'grep(js)', run: (a) => grepJs.execute(grepJs.parameters.parse({ pattern: 'TOP-SECRET|inside|.', ...a }), makeCtx()) },
+    {
+      name: 'grep(js)',
+      run: (a) => grepJs.execute(grepJs.parameters.parse({ pattern: 'TOP-SECRET|inside|.', ...a }), makeCtx()),
+    },
   );
   if (RG) {
     const grepRg = await GrepTool.init({ ...init, grepBackend: 'rg' });
-    runners.push({ name: 'grep(rg)', run: (a) => grepRg.execute(grepRg.parameters.parse({ pattern: 'TOP-SECRET|inside|.', ...a }), makeCtx()) });
+    runners.push({
+      name: 'grep(rg)',
+      run: (a) => grepRg.execute(grepRg.parameters.parse({ pattern: 'TOP-SECRET|inside|.', ...a }), makeCtx()),
+    });
   }
 });
 
@@ -82,7 +91,9 @@ describe('search tools: attack paths as `path`', () => {
       for (const runner of runners) {
         const res = await attempt(runner, { path: attack.path });
         if (res.ok || !/outside the workspace/.test(res.text)) {
-          throw new Error(`${runner.name} did not refuse "${attack.label}" (${JSON.stringify(attack.path)}): ${res.text.slice(0, 300)}`);
+          throw new Error(
+            `${runner.name} did not refuse "${attack.label}" (${JSON.stringify(attack.path)}): ${res.text.slice(0, 300)}`,
+          );
         }
         assertNoLeak(res.text, attack.path);
         checked++;
@@ -115,11 +126,36 @@ describe('glob: hostile patterns', () => {
   const patterns = (): string[] => {
     const rel = path.relative(ws, out);
     return [
-      '../**', '../*', `${rel}/**`, `${rel}/*.txt`, `./${rel}/**/*`, '../../**/*', `${out}/**`, `${out}/*`,
-      '/**', '/*', '/etc/*', `${fx.evilDir}/*`, `${ws}-evil/**`, `${ws}/../${path.basename(out)}/**`,
-      'link-dir/**', 'link-dir/*', 'link-dir-rel/**', 'link-root/etc/*', 'link-etc/*', 'link-parent/**',
-      'sub/link-up/**', 'sub/deeper/link-deep/**', 'link-*/**', '**/link-deep/*', '**/secret.txt', '*/*/*',
-      '**/../../**', 'sub/../../**', '{..,.}/**', `{${out},.}/*`,
+      '../**',
+      '../*',
+      `${rel}/**`,
+      `${rel}/*.txt`,
+      `./${rel}/**/*`,
+      '../../**/*',
+      `${out}/**`,
+      `${out}/*`,
+      '/**',
+      '/*',
+      '/etc/*',
+      `${fx.evilDir}/*`,
+      `${ws}-evil/**`,
+      `${ws}/../${path.basename(out)}/**`,
+      'link-dir/**',
+      'link-dir/*',
+      'link-dir-rel/**',
+      'link-root/etc/*',
+      'link-etc/*',
+      'link-parent/**',
+      'sub/link-up/**',
+      'sub/deeper/link-deep/**',
+      'link-*/**',
+      '**/link-deep/*',
+      '**/secret.txt',
+      '*/*/*',
+      '**/../../**',
+      'sub/../../**',
+      '{..,.}/**',
+      `{${out},.}/*`,
     ];
   };
 
@@ -139,7 +175,16 @@ describe('glob: hostile patterns', () => {
 
   it('refuses the plainly outside ones with the sandbox error', async () => {
     const glob = runners[1];
-    for (const pattern of ['../**', `${out}/**`, '/**', '/etc/*', `${fx.evilDir}/*`, 'link-dir/**', 'link-root/etc/*', 'sub/link-up/**']) {
+    for (const pattern of [
+      '../**',
+      `${out}/**`,
+      '/**',
+      '/etc/*',
+      `${fx.evilDir}/*`,
+      'link-dir/**',
+      'link-root/etc/*',
+      'sub/link-up/**',
+    ]) {
       const res = await attempt(glob, { pattern });
       expect(res.ok).toBe(false);
       expect(res.text).toMatch(/outside the workspace/);
@@ -151,7 +196,16 @@ describe('grep: hostile include globs', () => {
   it('an include glob can only narrow the search, never widen it', async () => {
     const rel = path.relative(ws, out);
     for (const runner of runners.filter((r) => r.name.startsWith('grep'))) {
-      for (const include of ['../**', `${rel}/**`, `${out}/*`, 'link-dir/*', '**/secret.txt', '/**', '*.txt', '{..,.}/**']) {
+      for (const include of [
+        '../**',
+        `${rel}/**`,
+        `${out}/*`,
+        'link-dir/*',
+        '**/secret.txt',
+        '/**',
+        '*.txt',
+        '{..,.}/**',
+      ]) {
         const res = await attempt(runner, { include, pattern: 'TOP-SECRET' });
         assertNoLeak(res.text, include);
       }

@@ -100,7 +100,9 @@ describe('glob', () => {
     const lines = past.output.split('\n');
     expect(lines[0]).toBe('cap/f099.txt');
     expect(lines).not.toContain('cap/oldest.txt');
-    expect(past.output).toMatch(/\(Results are truncated: showing the 100 most recently modified of 101 files\. Use a more specific pattern or path\.\)$/);
+    expect(past.output).toMatch(
+      /\(Results are truncated: showing the 100 most recently modified of 101 files\. Use a more specific pattern or path\.\)$/,
+    );
   });
 
   it('refuses patterns and paths that leave the workspace', async () => {
@@ -135,7 +137,9 @@ describe('glob', () => {
   it('streams directories scanned, and stops when aborted', async () => {
     const ctx = makeCtx();
     await glob({ pattern: '**/*' }, ctx, { progressIntervalMs: 0 });
-    const scanned = ctx.updates.map((u) => u.metadata?.directoriesScanned).filter((n): n is number => typeof n === 'number');
+    const scanned = ctx.updates
+      .map((u) => u.metadata?.directoriesScanned)
+      .filter((n): n is number => typeof n === 'number');
     expect(scanned.length).toBeGreaterThan(3);
     expect(scanned).toEqual([...scanned].sort((a, b) => a - b));
     const aborted = makeCtx();

@@ -1,7 +1,14 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { mkdir, writeFile, utimes, symlink, chmod, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { GrepTool, MAX_MATCHES, MAX_LINE_LENGTH, GREP_LINE_CUT_MARKER, findExecutable, compilePattern } from '../src/tools/grep.js';
+import {
+  GrepTool,
+  MAX_MATCHES,
+  MAX_LINE_LENGTH,
+  GREP_LINE_CUT_MARKER,
+  findExecutable,
+  compilePattern,
+} from '../src/tools/grep.js';
 import { tempDir, makeCtx } from './helpers.js';
 
 const RG = await findExecutable('rg');
@@ -60,8 +67,16 @@ beforeAll(async () => {
   await put('nested/secret.ts', 'needle nested ignore\n', T0);
   await put('nested/open.ts', 'needle nested open\n', T0 + 3);
   await put('bin/nul-first.dat', Buffer.concat([Buffer.from([0]), Buffer.from('needle\n')]), T0);
-  await put('bin/nul-8191.dat', Buffer.concat([Buffer.from('needle\n'), Buffer.alloc(8184, 'x'), Buffer.from([0])]), T0);
-  await put('bin/nul-100k.dat', Buffer.concat([Buffer.from('needle\n'), Buffer.alloc(100_000, 'x'), Buffer.from([0])]), T0);
+  await put(
+    'bin/nul-8191.dat',
+    Buffer.concat([Buffer.from('needle\n'), Buffer.alloc(8184, 'x'), Buffer.from([0])]),
+    T0,
+  );
+  await put(
+    'bin/nul-100k.dat',
+    Buffer.concat([Buffer.from('needle\n'), Buffer.alloc(100_000, 'x'), Buffer.from([0])]),
+    T0,
+  );
   await put('crlf/win.txt', 'first needle\r\nneedle end\r\n', T0);
 });
 
@@ -119,7 +134,9 @@ describe('grep: one behaviour table, both backends print the same', () => {
 
   it('refuses an explicitly named binary file with a clear error', async () => {
     for (const backend of RG ? (['js', 'rg'] as const) : (['js'] as const)) {
-      await expect(grep(backend, { pattern: 'needle', path: 'bin/nul-100k.dat' })).rejects.toThrow(/binary file.*Use read/);
+      await expect(grep(backend, { pattern: 'needle', path: 'bin/nul-100k.dat' })).rejects.toThrow(
+        /binary file.*Use read/,
+      );
     }
   });
 
@@ -141,7 +158,9 @@ describe('grep: one behaviour table, both backends print the same', () => {
 
   it('before/after override context', async () => {
     const res = await both({ pattern: 'needle', path: 'src/new.ts', context: 5, before: 0, after: 1 });
-    expect(res.output).toBe('Found 2 matches in 1 file.\n\nsrc/new.ts:\n  3: needle here\n  4- c\n  --\n  9: needle again\n  10- h');
+    expect(res.output).toBe(
+      'Found 2 matches in 1 file.\n\nsrc/new.ts:\n  3: needle here\n  4- c\n  --\n  9: needle again\n  10- h',
+    );
   });
 
   it('is case-sensitive unless caseInsensitive is set', async () => {
@@ -206,7 +225,18 @@ describe('grep: limits', () => {
     const res = await both({ pattern: 'hit', path: 'many' });
     expect(res.metadata).toMatchObject({ matches: 300, files: 30, shown: 100, truncated: true });
     const shownFiles = [...res.output.matchAll(/^(many\/\S+):$/gm)].map((m) => m[1]);
-    expect(shownFiles).toEqual(['many/f29.txt', 'many/f28.txt', 'many/f27.txt', 'many/f26.txt', 'many/f25.txt', 'many/f24.txt', 'many/f23.txt', 'many/f22.txt', 'many/f21.txt', 'many/f20.txt']);
+    expect(shownFiles).toEqual([
+      'many/f29.txt',
+      'many/f28.txt',
+      'many/f27.txt',
+      'many/f26.txt',
+      'many/f25.txt',
+      'many/f24.txt',
+      'many/f23.txt',
+      'many/f22.txt',
+      'many/f21.txt',
+      'many/f20.txt',
+    ]);
   });
 
   it(`keeps lines of ${MAX_LINE_LENGTH} characters whole and cuts longer ones with a marker`, async () => {
@@ -222,7 +252,9 @@ describe('grep: limits', () => {
     // A very long context line (ripgrep leaves it out; it is read back from the file).
     await put('long/ctx.txt', `${'z'.repeat(9000)}\nneedle\n${'[Omitted long context line]'}\n`);
     const ctx = await both({ pattern: 'needle', path: 'long/ctx.txt', context: 1 });
-    expect(ctx.output).toBe(`Found 1 match in 1 file.\n\nlong/ctx.txt:\n  1- ${'z'.repeat(MAX_LINE_LENGTH)}${GREP_LINE_CUT_MARKER}\n  2: needle\n  3- [Omitted long context line]`);
+    expect(ctx.output).toBe(
+      `Found 1 match in 1 file.\n\nlong/ctx.txt:\n  1- ${'z'.repeat(MAX_LINE_LENGTH)}${GREP_LINE_CUT_MARKER}\n  2: needle\n  3- [Omitted long context line]`,
+    );
   });
 
   it('reads big files in blocks with context carried across block edges (same output as one piece)', async () => {
@@ -243,7 +275,9 @@ describe('grep: limits', () => {
 
 describe('grep: patterns', () => {
   it('names the pattern in a clear error for invalid regexes', async () => {
-    await expect(grep('js', { pattern: 'foo(' })).rejects.toThrow(/Invalid regular expression "foo\(".*Escape special characters/);
+    await expect(grep('js', { pattern: 'foo(' })).rejects.toThrow(
+      /Invalid regular expression "foo\(".*Escape special characters/,
+    );
     await expect(grep('js', { pattern: '(?=x)y' })).rejects.toThrow(/look-ahead/);
     await expect(grep('js', { pattern: '(a)\\1' })).rejects.toThrow(/back-references/);
     await expect(grep('js', { pattern: '(?i)foo' })).rejects.toThrow(/caseInsensitive: true/);
@@ -293,7 +327,9 @@ describe('grep: errors, progress, abort', () => {
     try {
       process.env.PATH = '/nonexistent';
       const forced = await GrepTool.init({ workspaceRoot: dir, grepBackend: 'rg' });
-      await expect(forced.execute(forced.parameters.parse({ pattern: 'x' }), makeCtx())).rejects.toThrow(/no `rg` binary was found/);
+      await expect(forced.execute(forced.parameters.parse({ pattern: 'x' }), makeCtx())).rejects.toThrow(
+        /no `rg` binary was found/,
+      );
       const auto = await GrepTool.init({ workspaceRoot: dir });
       const res = await auto.execute(auto.parameters.parse({ pattern: 'needle', path: 'src' }), makeCtx());
       expect(res.metadata.backend).toBe('js');
@@ -329,7 +365,9 @@ describeRg('grep: ripgrep child process', () => {
     const fake = path.join(dir, 'failing-rg.sh');
     await writeFile(fake, '#!/bin/sh\necho "rg: something broke" >&2\nexit 2\n');
     await chmod(fake, 0o755);
-    await expect(grep('rg', { pattern: 'needle', path: 'src' }, { rgPath: fake })).rejects.toThrow(/ripgrep could not search.*something broke/);
+    await expect(grep('rg', { pattern: 'needle', path: 'src' }, { rgPath: fake })).rejects.toThrow(
+      /ripgrep could not search.*something broke/,
+    );
   });
 });
 

@@ -13,7 +13,9 @@ export async function tempDir(prefix = 'toolbelt-'): Promise<{ dir: string; clea
 }
 
 /** A Tool.Context that records every progress update; `abort()` aborts its signal. */
-export function makeCtx(overrides: Partial<Tool.Context> = {}): Tool.Context & { updates: Tool.MetadataUpdate[]; abortNow: (reason?: unknown) => void } {
+export function makeCtx(
+  overrides: Partial<Tool.Context> = {},
+): Tool.Context & { updates: Tool.MetadataUpdate[]; abortNow: (reason?: unknown) => void } {
   const controller = new AbortController();
   const updates: Tool.MetadataUpdate[] = [];
   return {
@@ -22,7 +24,9 @@ export function makeCtx(overrides: Partial<Tool.Context> = {}): Tool.Context & {
     agent: 'test',
     callID: 'call-1',
     abort: controller.signal,
-    metadata: (u) => { updates.push(u); },
+    metadata: (u) => {
+      updates.push(u);
+    },
     ...overrides,
     updates,
     abortNow: (reason?: unknown) => controller.abort(reason),

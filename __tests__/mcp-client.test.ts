@@ -85,9 +85,14 @@ describe('connectMcp over stdio (a real child process)', () => {
     expect(registry.stats('fx__echo')).toMatchObject({ calls: 2, failures: 1 });
   });
 
-  it('shows LangChain the server\'s own JSON Schema', async () => {
+  it("shows LangChain the server's own JSON Schema", async () => {
     const [echo] = await registry.tools({ ids: ['fx__echo'] });
-    const spec = convertToOpenAITool(echo) as { function: { name: string; parameters: { properties: Record<string, { description?: string; maximum?: number }>; required?: string[] } } };
+    const spec = convertToOpenAITool(echo) as {
+      function: {
+        name: string;
+        parameters: { properties: Record<string, { description?: string; maximum?: number }>; required?: string[] };
+      };
+    };
     expect(spec.function.name).toBe('fx__echo');
     expect(spec.function.parameters.required).toEqual(['text']);
     expect(spec.function.parameters.properties.text.description).toBe('Text to echo');
@@ -96,7 +101,9 @@ describe('connectMcp over stdio (a real child process)', () => {
 
   it('turns MCP progress notifications into ctx.metadata progress, in order, before the final update', async () => {
     const updates: ToolUpdate[] = [];
-    const final = await registry.execute('fx__progress', { steps: 3 }, {}, undefined, { onToolResult: (u) => updates.push(u) });
+    const final = await registry.execute('fx__progress', { steps: 3 }, {}, undefined, {
+      onToolResult: (u) => updates.push(u),
+    });
     expect(final.result.output).toBe('did 3 steps');
     const steps = updates.filter((u) => u.status === 'running' && u.result.metadata.progress !== undefined);
     expect(steps.map((u) => [u.result.metadata.progress, u.result.metadata.total, u.result.title])).toEqual([
@@ -107,7 +114,7 @@ describe('connectMcp over stdio (a real child process)', () => {
     expect(updates[updates.length - 1].status).toBe('completed');
   });
 
-  it('isError becomes an error result with the server\'s text', async () => {
+  it("isError becomes an error result with the server's text", async () => {
     const final = await registry.execute('fx__fail', {});
     expect(final).toMatchObject({ success: false, error: 'quota exceeded for project demo; wait a minute' });
   });
@@ -159,7 +166,9 @@ describe('connectMcp over stdio (a real child process)', () => {
 describe('connectMcp failures', () => {
   it('a server that fails to start is reported; the others keep working', async () => {
     const registry = createRegistry();
-    const conn = await registry.connectMcp({ servers: [fixture('broken', ['--exit-at-start']), fixture('good', ['--only-echo'])] });
+    const conn = await registry.connectMcp({
+      servers: [fixture('broken', ['--exit-at-start']), fixture('good', ['--only-echo'])],
+    });
     try {
       const broken = conn.servers.find((s) => s.name === 'broken')!;
       expect(broken.state).toBe('failed');
@@ -206,11 +215,19 @@ describe('connectMcp failures', () => {
 
   it('rejects invalid configs with messages that name the field', async () => {
     const registry = createRegistry();
-    await expect(registry.connectMcp({ servers: [{ name: 'x', transport: 'stdio' } as never] })).rejects.toThrow(/needs "command"/);
-    await expect(registry.connectMcp({ servers: [{ name: 'x', transport: 'ftp' } as never] })).rejects.toThrow(/"transport" must be "stdio" or "http"/);
-    await expect(registry.connectMcp({ servers: [{ name: 'x', transport: 'http', url: 'nope' }] })).rejects.toThrow(/absolute http\(s\) URL/);
+    await expect(registry.connectMcp({ servers: [{ name: 'x', transport: 'stdio' } as never] })).rejects.toThrow(
+      /needs "command"/,
+    );
+    await expect(registry.connectMcp({ servers: [{ name: 'x', transport: 'ftp' } as never] })).rejects.toThrow(
+      /"transport" must be "stdio" or "http"/,
+    );
+    await expect(registry.connectMcp({ servers: [{ name: 'x', transport: 'http', url: 'nope' }] })).rejects.toThrow(
+      /absolute http\(s\) URL/,
+    );
     await expect(registry.connectMcp({ servers: [fixture('d'), fixture('d')] })).rejects.toThrow(/used twice/);
-    await expect(registry.connectMcp({ servers: [fixture('p', [], { permissions: ['root' as never] })] })).rejects.toThrow(/unknown permission "root"/);
+    await expect(
+      registry.connectMcp({ servers: [fixture('p', [], { permissions: ['root' as never] })] }),
+    ).rejects.toThrow(/unknown permission "root"/);
   });
 });
 
@@ -219,7 +236,11 @@ describe('allow/deny lists, permissions and enabled', () => {
     const registry = createRegistry();
     const conn = await registry.connectMcp({
       servers: [
-        fixture('allow', [], { toolsAllowed: ['echo', 'fail', 'rich'], toolsDenied: ['fail'], permissions: { rich: ['network'], '*': ['write'] } }),
+        fixture('allow', [], {
+          toolsAllowed: ['echo', 'fail', 'rich'],
+          toolsDenied: ['fail'],
+          permissions: { rich: ['network'], '*': ['write'] },
+        }),
         fixture('off', [], { enabled: false }),
       ],
     });
@@ -270,7 +291,11 @@ describe('name sanitising and collisions', () => {
   it('two servers whose names sanitise alike, and an existing tool, get distinct ids', async () => {
     const registry = createRegistry();
     registry.register(
-      Tool.define('x_y__echo', { description: 'local', parameters: z.object({}), execute: async () => ({ title: '', metadata: {}, output: 'local' }) }),
+      Tool.define('x_y__echo', {
+        description: 'local',
+        parameters: z.object({}),
+        execute: async () => ({ title: '', metadata: {}, output: 'local' }),
+      }),
       { permissions: { required: [] } },
     );
     await registry.connectMcp({ servers: [fixture('x.y', ['--only-echo']), fixture('x y', ['--only-echo'])] });
@@ -302,12 +327,16 @@ describe('connectMcp over HTTP', () => {
     const serving = await serveMcp(source, { transport: 'http' });
     const registry = createRegistry();
     try {
-      const conn = await registry.connectMcp({ servers: [{ name: 'remote', transport: 'http', url: serving.url!, headers: { 'x-test': '1' } }] });
+      const conn = await registry.connectMcp({
+        servers: [{ name: 'remote', transport: 'http', url: serving.url!, headers: { 'x-test': '1' } }],
+      });
       expect(conn.servers[0]).toMatchObject({ state: 'connected', transport: 'streamable-http' });
       expect(registry.ids()).toEqual(['remote__shout']);
       expect(registry.permissions('remote__shout')!.required).toEqual(['read']); // readOnlyHint from the source's permissions
       const updates: ToolUpdate[] = [];
-      const final = await registry.execute('remote__shout', { text: 'hey' }, {}, undefined, { onToolResult: (u) => updates.push(u) });
+      const final = await registry.execute('remote__shout', { text: 'hey' }, {}, undefined, {
+        onToolResult: (u) => updates.push(u),
+      });
       expect(final.result.output).toBe('HEY');
       expect(updates.some((u) => u.status === 'running' && u.result.title === 'shouting')).toBe(true);
     } finally {
@@ -324,7 +353,9 @@ describe('connectMcp over HTTP', () => {
         const transport = new SSEServerTransport('/messages', res);
         sessions.set(transport.sessionId, transport);
         const mcp = new McpServer({ name: 'old', version: '1' });
-        mcp.registerTool('ping', { description: 'pong', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'pong' }] }));
+        mcp.registerTool('ping', { description: 'pong', inputSchema: {} }, async () => ({
+          content: [{ type: 'text', text: 'pong' }],
+        }));
         await mcp.connect(transport);
         return;
       }
@@ -338,7 +369,9 @@ describe('connectMcp over HTTP', () => {
     const { port } = httpServer.address() as AddressInfo;
     const registry = createRegistry();
     try {
-      const conn = await registry.connectMcp({ servers: [{ name: 'old', transport: 'http', url: `http://127.0.0.1:${port}/sse` }] });
+      const conn = await registry.connectMcp({
+        servers: [{ name: 'old', transport: 'http', url: `http://127.0.0.1:${port}/sse` }],
+      });
       expect(conn.servers[0]).toMatchObject({ state: 'connected', transport: 'sse' });
       expect((await registry.execute('old__ping', {})).result.output).toBe('pong');
     } finally {
@@ -348,13 +381,15 @@ describe('connectMcp over HTTP', () => {
     }
   });
 
-  it('an unreachable HTTP server is reported as failed with both transports\' errors', async () => {
+  it("an unreachable HTTP server is reported as failed with both transports' errors", async () => {
     const registry = createRegistry();
     const probe = http.createServer();
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     const { port } = probe.address() as AddressInfo;
     await new Promise((r) => probe.close(r)); // now nothing listens there
-    const conn = await registry.connectMcp({ servers: [{ name: 'gone', transport: 'http', url: `http://127.0.0.1:${port}/mcp` }] });
+    const conn = await registry.connectMcp({
+      servers: [{ name: 'gone', transport: 'http', url: `http://127.0.0.1:${port}/mcp` }],
+    });
     expect(conn.servers[0].state).toBe('failed');
     expect(conn.servers[0].error).toMatch(/neither Streamable HTTP .* nor SSE .* worked/);
   });
@@ -365,12 +400,32 @@ describe('MCP config files', () => {
     const { dir, cleanup } = await tempDir('toolbelt-mcp-config-');
     try {
       const ours = path.join(dir, 'ours.json');
-      await writeFile(ours, JSON.stringify({ servers: [{ name: 'fx', transport: 'stdio', command: 'node', args: ['s.mjs'], cwd: 'sub', toolsDenied: ['crash'] }] }));
+      await writeFile(
+        ours,
+        JSON.stringify({
+          servers: [
+            { name: 'fx', transport: 'stdio', command: 'node', args: ['s.mjs'], cwd: 'sub', toolsDenied: ['crash'] },
+          ],
+        }),
+      );
       expect(await loadMcpConfig(ours)).toEqual([
-        { name: 'fx', transport: 'stdio', command: 'node', args: ['s.mjs'], cwd: path.join(dir, 'sub'), toolsDenied: ['crash'] },
+        {
+          name: 'fx',
+          transport: 'stdio',
+          command: 'node',
+          args: ['s.mjs'],
+          cwd: path.join(dir, 'sub'),
+          toolsDenied: ['crash'],
+        },
       ]);
       expect(
-        parseMcpConfig({ mcpServers: { files: { command: 'npx', args: ['-y', 'x'] }, web: { url: 'http://127.0.0.1:1/mcp' }, old: { type: 'sse', url: 'http://h/sse' } } }),
+        parseMcpConfig({
+          mcpServers: {
+            files: { command: 'npx', args: ['-y', 'x'] },
+            web: { url: 'http://127.0.0.1:1/mcp' },
+            old: { type: 'sse', url: 'http://h/sse' },
+          },
+        }),
       ).toEqual([
         { name: 'files', transport: 'stdio', command: 'npx', args: ['-y', 'x'] },
         { name: 'web', transport: 'http', url: 'http://127.0.0.1:1/mcp' },
@@ -379,7 +434,9 @@ describe('MCP config files', () => {
       const bad = path.join(dir, 'bad.json');
       await writeFile(bad, '{ nope');
       await expect(loadMcpConfig(bad)).rejects.toThrow(/is not valid JSON/);
-      await expect(loadMcpConfig(path.join(dir, 'missing.json'))).rejects.toThrow(/Cannot read the MCP config file .*ENOENT/);
+      await expect(loadMcpConfig(path.join(dir, 'missing.json'))).rejects.toThrow(
+        /Cannot read the MCP config file .*ENOENT/,
+      );
       expect(() => parseMcpConfig({ tools: [] })).toThrow(/neither "servers"/);
     } finally {
       await cleanup();

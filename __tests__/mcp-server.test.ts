@@ -103,7 +103,10 @@ function makeRegistry() {
   return { registry, aborted };
 }
 
-async function inMemoryClient(registry: ToolRegistryImpl, options: Parameters<typeof createMcpServer>[1] = {}): Promise<Client> {
+async function inMemoryClient(
+  registry: ToolRegistryImpl,
+  options: Parameters<typeof createMcpServer>[1] = {},
+): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await createMcpServer(registry, options).connect(serverSide);
   const client = new Client({ name: 'test', version: '1' });
@@ -136,7 +139,11 @@ function roundTrips(name: string, connect: () => Promise<{ client: Client; abort
       const { tools } = await client.listTools();
       const echo = tools.find((t) => t.name === 'echo')!;
       expect(echo.description).toBe('Echo text back');
-      expect(echo.inputSchema).toMatchObject({ type: 'object', properties: { text: { type: 'string', description: 'Text to echo' } }, required: ['text'] });
+      expect(echo.inputSchema).toMatchObject({
+        type: 'object',
+        properties: { text: { type: 'string', description: 'Text to echo' } },
+        required: ['text'],
+      });
       expect(echo.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, openWorldHint: false });
       const writer = tools.find((t) => t.name === 'write_it')!;
       expect(writer.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, openWorldHint: true });
@@ -150,7 +157,10 @@ function roundTrips(name: string, connect: () => Promise<{ client: Client; abort
       expect(bad.isError).toBe(true);
       expect((bad.content as Content)[0].text).toMatch(/Invalid arguments for tool "steps":\n- n:/);
       const boom = await client.callTool({ name: 'boom', arguments: {} });
-      expect(boom).toMatchObject({ isError: true, content: [{ type: 'text', text: 'The widget is broken. Fix it, then retry.' }] });
+      expect(boom).toMatchObject({
+        isError: true,
+        content: [{ type: 'text', text: 'The widget is broken. Fix it, then retry.' }],
+      });
       const unknown = await client.callTool({ name: 'nope', arguments: {} });
       expect(unknown.isError).toBe(true);
       expect((unknown.content as Content)[0].text).toMatch(/Tool "nope" does not exist\. Known tools: echo, /);
@@ -158,7 +168,9 @@ function roundTrips(name: string, connect: () => Promise<{ client: Client; abort
 
     it('sends ctx.metadata progress as MCP progress notifications when the client asks for them', async () => {
       const seen: Array<{ progress: number; message?: string }> = [];
-      const res = await client.callTool({ name: 'steps', arguments: { n: 3 } }, undefined, { onprogress: (p) => seen.push(p) });
+      const res = await client.callTool({ name: 'steps', arguments: { n: 3 } }, undefined, {
+        onprogress: (p) => seen.push(p),
+      });
       expect((res.content as Content)[0].text).toBe('did 3');
       expect(seen).toEqual([
         { progress: 1, message: 'step 1' },
@@ -219,7 +231,12 @@ describe('round trips over stdio with `toolbelt mcp` as a child process', () => 
   const TOOLS = path.join(ROOT, '__tests__', 'fixtures', 'cli-tools.mjs');
   beforeAll(async () => {
     await ensureDist();
-    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', '--no-builtins', '--tools', TOOLS, '--permissions', 'read,execute'], stderr: 'pipe', cwd: ROOT });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp', '--no-builtins', '--tools', TOOLS, '--permissions', 'read,execute'],
+      stderr: 'pipe',
+      cwd: ROOT,
+    });
     client = new Client({ name: 'test', version: '1' });
     await client.connect(transport);
     orderProgressBeforeResponses(transport);
@@ -236,7 +253,9 @@ describe('round trips over stdio with `toolbelt mcp` as a child process', () => 
     const echo = await client.callTool({ name: 'fx_echo', arguments: { text: 'over stdio' } });
     expect(echo.content).toEqual([{ type: 'text', text: 'over stdio' }]);
     const seen: string[] = [];
-    await client.callTool({ name: 'fx_steps', arguments: { n: 2 } }, undefined, { onprogress: (p) => seen.push(p.message ?? '') });
+    await client.callTool({ name: 'fx_steps', arguments: { n: 2 } }, undefined, {
+      onprogress: (p) => seen.push(p.message ?? ''),
+    });
     expect(seen).toEqual(['step 1/2', 'step 2/2']);
     const s1 = await client.callTool({ name: 'fx_whoami', arguments: {} });
     const s2 = await client.callTool({ name: 'fx_whoami', arguments: {} });
@@ -245,7 +264,10 @@ describe('round trips over stdio with `toolbelt mcp` as a child process', () => 
     expect(refused.isError).toBe(true);
     expect((refused.content as Content)[0].text).toMatch(/needs permissions this server was not granted/);
     const failed = await client.callTool({ name: 'fx_fail', arguments: {} });
-    expect(failed).toMatchObject({ isError: true, content: [{ text: 'The widget at /ws/w.txt is broken. Fix the widget, then retry.' }] });
+    expect(failed).toMatchObject({
+      isError: true,
+      content: [{ text: 'The widget at /ws/w.txt is broken. Fix the widget, then retry.' }],
+    });
   });
 
   it('client cancellation reaches the tool in the child process', async () => {
@@ -255,11 +277,17 @@ describe('round trips over stdio with `toolbelt mcp` as a child process', () => 
     const marker = path.join(dir, 'm.txt');
     try {
       const controller = new AbortController();
-      const call = client.callTool({ name: 'fx_wait', arguments: { marker } }, undefined, { signal: controller.signal, onprogress: () => controller.abort() });
+      const call = client.callTool({ name: 'fx_wait', arguments: { marker } }, undefined, {
+        signal: controller.signal,
+        onprogress: () => controller.abort(),
+      });
       await expect(call).rejects.toThrow(/abort/i);
       let text = '';
       await until(() => {
-        void readFile(marker, 'utf8').then((t) => (text = t), () => undefined);
+        void readFile(marker, 'utf8').then(
+          (t) => (text = t),
+          () => undefined,
+        );
         return text === 'aborted';
       }, 'the child to record the abort');
     } finally {
@@ -280,7 +308,9 @@ describe('serveMcp specifics', () => {
     expect(tools.map((t) => t.name).sort()).toEqual(['boom', 'echo', 'picture', 'steps', 'whoami']);
     const refused = await client.callTool({ name: 'write_it', arguments: {} });
     expect(refused.isError).toBe(true);
-    expect((refused.content as Content)[0].text).toMatch(/Tool "write_it" needs permissions this server was not granted/);
+    expect((refused.content as Content)[0].text).toMatch(
+      /Tool "write_it" needs permissions this server was not granted/,
+    );
     await client.close();
   });
 
@@ -302,21 +332,35 @@ describe('serveMcp specifics', () => {
       new Promise<number>((resolve, reject) => {
         const req = http.request(
           httpServing!.url!,
-          { method: 'POST', headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } },
+          {
+            method: 'POST',
+            headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          },
           (res) => {
             res.resume();
             resolve(res.statusCode!);
           },
         );
         req.on('error', reject);
-        req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }));
+        req.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'initialize',
+            params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+          }),
+        );
       });
     expect(await status('evil.example:80')).toBe(403);
     expect(await status(`127.0.0.1:${httpServing!.port}`)).toBe(200);
   });
 
   it('HTTP: an unknown session id gets 404; other paths get 404', async () => {
-    const res = await fetch(httpServing!.url!, { method: 'POST', headers: { 'mcp-session-id': 'nope', 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(httpServing!.url!, {
+      method: 'POST',
+      headers: { 'mcp-session-id': 'nope', 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(res.status).toBe(404);
     expect(await res.text()).toMatch(/Unknown or expired MCP session/);
     const other = await fetch(httpServing!.url!.replace('/mcp', '/other'));
@@ -324,16 +368,31 @@ describe('serveMcp specifics', () => {
   });
 
   it('annotationsFor: read-only, write, execute and network', () => {
-    expect(annotationsFor({ required: ['read'] })).toEqual({ readOnlyHint: true, destructiveHint: false, openWorldHint: false });
-    expect(annotationsFor({ required: ['read', 'network'] })).toEqual({ readOnlyHint: true, destructiveHint: false, openWorldHint: true });
+    expect(annotationsFor({ required: ['read'] })).toEqual({
+      readOnlyHint: true,
+      destructiveHint: false,
+      openWorldHint: false,
+    });
+    expect(annotationsFor({ required: ['read', 'network'] })).toEqual({
+      readOnlyHint: true,
+      destructiveHint: false,
+      openWorldHint: true,
+    });
     expect(annotationsFor({ required: ['write'] })).toMatchObject({ readOnlyHint: false, destructiveHint: true });
     expect(annotationsFor({ required: ['execute'] })).toMatchObject({ readOnlyHint: false, destructiveHint: true });
-    expect(annotationsFor({ required: ['write'] }, { destructiveHint: false, title: 'Safe' })).toMatchObject({ destructiveHint: false, title: 'Safe' });
+    expect(annotationsFor({ required: ['write'] }, { destructiveHint: false, title: 'Safe' })).toMatchObject({
+      destructiveHint: false,
+      title: 'Safe',
+    });
   });
 
   it('rejects a bad transport or port', async () => {
     const { registry } = makeRegistry();
-    await expect(serveMcp(registry, { transport: 'ws' as never })).rejects.toThrow(/"transport" must be "stdio" or "http"/);
-    await expect(serveMcp(registry, { transport: 'http', port: 70000 })).rejects.toThrow(/"port" must be an integer 0-65535/);
+    await expect(serveMcp(registry, { transport: 'ws' as never })).rejects.toThrow(
+      /"transport" must be "stdio" or "http"/,
+    );
+    await expect(serveMcp(registry, { transport: 'http', port: 70000 })).rejects.toThrow(
+      /"port" must be an integer 0-65535/,
+    );
   });
 });

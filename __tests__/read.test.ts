@@ -58,13 +58,25 @@ describe('read: lines, offset, limit, footers', () => {
     await writeFile(path.join(dir, 'ten.txt'), numbered(10));
     // Through the registry pipeline, as an agent calls it: numeric strings and null optionals are repaired.
     const registry = createRegistry().register(ReadTool, { permissions: { required: ['read'] } });
-    const viaPipeline = await registry.execute('read', { filePath: 'ten.txt', offset: '4', limit: '3' }, makeCtx(), { workspaceRoot: dir });
+    const viaPipeline = await registry.execute('read', { filePath: 'ten.txt', offset: '4', limit: '3' }, makeCtx(), {
+      workspaceRoot: dir,
+    });
     const res = viaPipeline.result;
-    expect((await registry.execute('read', { filePath: 'ten.txt', offset: null, limit: null }, makeCtx(), { workspaceRoot: dir })).success).toBe(true);
-    expect(res.output).toBe('4: line 4\n5: line 5\n6: line 6\n\n(Showing lines 4-6 of the file. Use offset=7 to continue.)');
+    expect(
+      (
+        await registry.execute('read', { filePath: 'ten.txt', offset: null, limit: null }, makeCtx(), {
+          workspaceRoot: dir,
+        })
+      ).success,
+    ).toBe(true);
+    expect(res.output).toBe(
+      '4: line 4\n5: line 5\n6: line 6\n\n(Showing lines 4-6 of the file. Use offset=7 to continue.)',
+    );
     const tail = await run({ filePath: 'ten.txt', offset: 10, limit: 1 });
     expect(tail.output).toBe('10: line 10\n\n(End of file - 10 lines total)');
-    await expect(run({ filePath: 'ten.txt', offset: 11 })).rejects.toThrow(/Offset 11 is past the end of ten\.txt, which has 10 lines/);
+    await expect(run({ filePath: 'ten.txt', offset: 11 })).rejects.toThrow(
+      /Offset 11 is past the end of ten\.txt, which has 10 lines/,
+    );
     expect(() => tool.parameters.parse({ filePath: 'ten.txt', offset: 0 })).toThrow();
   });
 
@@ -92,7 +104,9 @@ describe('read: lines, offset, limit, footers', () => {
     await writeFile(path.join(dir, 'wide.txt'), Array.from({ length: 100 }, () => line).join('\n'));
     const res = await run({ filePath: 'wide.txt' });
     expect(Buffer.byteLength(res.output)).toBeLessThanOrEqual(MAX_OUTPUT_BYTES + 200);
-    const m = /Output capped at 50 KB\. Showing lines 1-(\d+) of the file\. Use offset=(\d+) to continue\./.exec(res.output);
+    const m = /Output capped at 50 KB\. Showing lines 1-(\d+) of the file\. Use offset=(\d+) to continue\./.exec(
+      res.output,
+    );
     expect(m).not.toBeNull();
     expect(Number(m![2])).toBe(Number(m![1]) + 1);
     expect(Number(m![1])).toBe(50); // 50 lines of ~1006 bytes fit, the 51st does not
@@ -125,7 +139,9 @@ describe('read: binary, attachments, directories, missing files', () => {
     const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
     await writeFile(path.join(dir, 'pic.png'), png);
     const res = await run({ filePath: 'pic.png' });
-    expect(res.attachments).toEqual([expect.objectContaining({ type: 'image', mime: 'image/png', data: png.toString('base64') })]);
+    expect(res.attachments).toEqual([
+      expect.objectContaining({ type: 'image', mime: 'image/png', data: png.toString('base64') }),
+    ]);
     await writeFile(path.join(dir, 'doc.pdf'), '%PDF-1.4\n');
     expect((await run({ filePath: 'doc.pdf' })).attachments?.[0].mime).toBe('application/pdf');
     await writeFile(path.join(dir, 'edge.png'), Buffer.alloc(MAX_ATTACHMENT_BYTES));
@@ -143,7 +159,8 @@ describe('read: binary, attachments, directories, missing files', () => {
 
   it('suggests up to 3 similar names for a missing file', async () => {
     await mkdir(path.join(dir, 'sug'));
-    for (const n of ['config.ts', 'config.test.ts', 'configs.ts', 'conflict.ts', 'unrelated.md']) await writeFile(path.join(dir, 'sug', n), '');
+    for (const n of ['config.ts', 'config.test.ts', 'configs.ts', 'conflict.ts', 'unrelated.md'])
+      await writeFile(path.join(dir, 'sug', n), '');
     const err = await run({ filePath: 'sug/config.js' }).catch((e: Error) => e);
     expect(err).toBeInstanceOf(Error);
     const msg = (err as Error).message;

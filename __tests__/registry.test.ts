@@ -42,8 +42,12 @@ afterEach(() => ToolRegistry.clear());
 describe('registration', () => {
   it('validates ids, permissions and duplicates with clear errors', () => {
     const r = createRegistry();
-    expect(() => r.register({ id: 'bad id', init: echo.init }, { permissions: { required: ['read'] } })).toThrow(/Invalid tool id "bad id"/);
-    expect(() => r.register(echo, { permissions: { required: ['fly' as never] } })).toThrow(/unknown permission "fly".*read, write, execute, network/);
+    expect(() => r.register({ id: 'bad id', init: echo.init }, { permissions: { required: ['read'] } })).toThrow(
+      /Invalid tool id "bad id"/,
+    );
+    expect(() => r.register(echo, { permissions: { required: ['fly' as never] } })).toThrow(
+      /unknown permission "fly".*read, write, execute, network/,
+    );
     r.register(echo, { permissions: { required: ['read'] } });
     expect(() => r.register(echo, { permissions: { required: ['read'] } })).toThrow(/already registered/);
     r.register(echo, { permissions: { required: ['write'] }, replace: true });
@@ -78,7 +82,11 @@ describe('registration', () => {
 describe('permission filtering', () => {
   const r = createRegistry();
   const noop = (id: string) =>
-    Tool.define(id, { description: id, parameters: z.object({}), execute: async () => ({ title: id, metadata: {}, output: id }) });
+    Tool.define(id, {
+      description: id,
+      parameters: z.object({}),
+      execute: async () => ({ title: id, metadata: {}, output: id }),
+    });
   r.register(noop('reader'), { permissions: { required: ['read'] } });
   r.register(noop('writer'), { permissions: { required: ['read', 'write'] } });
   r.register(noop('fetcher'), { permissions: { required: ['network'], optional: ['read'] } });
@@ -92,9 +100,17 @@ describe('permission filtering', () => {
   });
 
   it('tools() returns only the granted tools, and ids intersect', async () => {
-    expect((await r.tools({ enabledPermissions: new Set(['read', 'network']) })).map((t) => t.name)).toEqual(['reader', 'fetcher', 'free']);
-    expect((await r.tools({ ids: ['writer', 'reader'], enabledPermissions: ['read'] })).map((t) => t.name)).toEqual(['reader']);
-    await expect(r.tools({ ids: ['nope'] })).rejects.toThrow(/Unknown tool "nope". Known tools: reader, writer, fetcher, free/);
+    expect((await r.tools({ enabledPermissions: new Set(['read', 'network']) })).map((t) => t.name)).toEqual([
+      'reader',
+      'fetcher',
+      'free',
+    ]);
+    expect((await r.tools({ ids: ['writer', 'reader'], enabledPermissions: ['read'] })).map((t) => t.name)).toEqual([
+      'reader',
+    ]);
+    await expect(r.tools({ ids: ['nope'] })).rejects.toThrow(
+      /Unknown tool "nope". Known tools: reader, writer, fetcher, free/,
+    );
   });
 
   it('execute() with a grant refuses a tool that needs more, naming the missing permission', async () => {
@@ -125,7 +141,9 @@ describe('external descriptions', () => {
       const [t2] = await r.tools({ initCtx: { workingDir: '/project' } });
       expect(t2.description).toBe('Works in /ws-root; dir /project; cwd /project; keep ${unknown} and $notvar.');
 
-      const [t3] = await createRegistry().register(echo, { permissions: { required: [] }, descriptionPath: file }).tools();
+      const [t3] = await createRegistry()
+        .register(echo, { permissions: { required: [] }, descriptionPath: file })
+        .tools();
       expect(t3.description).toContain(`dir ${process.cwd()};`);
     } finally {
       await cleanup();
@@ -133,19 +151,31 @@ describe('external descriptions', () => {
   });
 
   it('a missing file falls back to the inline description with a visible warning event', async () => {
-    const r = createRegistry().register(echo, { permissions: { required: ['read'] }, descriptionPath: '/nonexistent/echo.txt' });
+    const r = createRegistry().register(echo, {
+      permissions: { required: ['read'] },
+      descriptionPath: '/nonexistent/echo.txt',
+    });
     const warnings: ToolEvent[] = [];
     r.on('warning', (e) => warnings.push(e));
     const [t] = await r.tools();
     expect(t.description).toBe('Echo text back');
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ type: 'warning', toolId: 'echo' });
-    expect((warnings[0] as { message: string }).message).toMatch(/\/nonexistent\/echo.txt could not be read \(ENOENT\); using the inline description/);
+    expect((warnings[0] as { message: string }).message).toMatch(
+      /\/nonexistent\/echo.txt could not be read \(ENOENT\); using the inline description/,
+    );
   });
 
   it('a missing file with no inline description is a clear error', async () => {
-    const bare = Tool.define('bare', { description: '', parameters: z.object({}), execute: async () => ({ title: '', metadata: {}, output: '' }) });
-    const r = createRegistry().register(bare, { permissions: { required: [] }, descriptionPath: '/nonexistent/bare.txt' });
+    const bare = Tool.define('bare', {
+      description: '',
+      parameters: z.object({}),
+      execute: async () => ({ title: '', metadata: {}, output: '' }),
+    });
+    const r = createRegistry().register(bare, {
+      permissions: { required: [] },
+      descriptionPath: '/nonexistent/bare.txt',
+    });
     await expect(r.tools()).rejects.toThrow(/could not be read.*no inline description/);
     const res = await r.execute('bare', {}, makeCtx());
     expect(res.error).toMatch(/could not be initialised.*no inline description/);
@@ -159,7 +189,7 @@ describe('external descriptions', () => {
       let inits = 0;
       const counted = Tool.define('echo', async () => {
         inits++;
-        return (await echo.init());
+        return await echo.init();
       });
       const r = createRegistry().register(counted, { permissions: { required: [] }, descriptionPath: file });
       const initCtx = { workingDir: dir };
@@ -207,7 +237,9 @@ describe('execute: one pipeline, never rejects', () => {
     const r = createRegistry().register(echo, { permissions: { required: [] } });
     const res = await r.execute('echo', { text: 42 }, makeCtx());
     expect(res.status).toBe('error');
-    expect(res.error).toMatch(/^Invalid arguments for tool "echo":\n- text: Invalid input: expected string, received number\nRewrite the input so it satisfies/);
+    expect(res.error).toMatch(
+      /^Invalid arguments for tool "echo":\n- text: Invalid input: expected string, received number\nRewrite the input so it satisfies/,
+    );
     const missing = await r.execute('echo', {}, makeCtx());
     expect(missing.error).toMatch(/- text: .*expected string, received undefined/);
   });
@@ -237,7 +269,11 @@ describe('execute: one pipeline, never rejects', () => {
     expect(res.error).toBeUndefined();
     expect(seen).toEqual([{ flag: true, count: 5, items: [{ a: 1 }], opts: { deep: false } }]);
     // Whole arguments as a JSON string are accepted too.
-    const res2 = await r.execute('lenient', JSON.stringify({ flag: false, count: 1, items: [], opts: { deep: true } }), makeCtx());
+    const res2 = await r.execute(
+      'lenient',
+      JSON.stringify({ flag: false, count: 1, items: [], opts: { deep: true } }),
+      makeCtx(),
+    );
     expect(res2.success).toBe(true);
     // Unrepairable input still fails, reporting the original problem.
     const bad = await r.execute('lenient', { flag: 'yes', count: '1.5', items: [], opts: {} }, makeCtx());
@@ -247,13 +283,42 @@ describe('execute: one pipeline, never rejects', () => {
 
   it('a throwing tool and a metadata.error result are both errors with the message', async () => {
     const r = createRegistry();
-    r.register(Tool.define('thrower', { description: 'd', parameters: z.object({}), execute: async () => { throw new Error('No such branch "dev". List branches first.'); } }), { permissions: { required: [] } });
-    r.register(Tool.define('soft', { description: 'd', parameters: z.object({}), execute: async () => ({ title: 'soft', metadata: { error: 'quota exceeded' }, output: 'partial output' }) }), { permissions: { required: [] } });
-    r.register(Tool.define('nonerror', { description: 'd', parameters: z.object({}), execute: async () => { throw 'plain string'; } }), { permissions: { required: [] } });
+    r.register(
+      Tool.define('thrower', {
+        description: 'd',
+        parameters: z.object({}),
+        execute: async () => {
+          throw new Error('No such branch "dev". List branches first.');
+        },
+      }),
+      { permissions: { required: [] } },
+    );
+    r.register(
+      Tool.define('soft', {
+        description: 'd',
+        parameters: z.object({}),
+        execute: async () => ({ title: 'soft', metadata: { error: 'quota exceeded' }, output: 'partial output' }),
+      }),
+      { permissions: { required: [] } },
+    );
+    r.register(
+      Tool.define('nonerror', {
+        description: 'd',
+        parameters: z.object({}),
+        execute: async () => {
+          throw 'plain string';
+        },
+      }),
+      { permissions: { required: [] } },
+    );
     const a = await r.execute('thrower', {}, makeCtx());
     expect(a).toMatchObject({ status: 'error', error: 'No such branch "dev". List branches first.' });
     const b = await r.execute('soft', {}, makeCtx());
-    expect(b).toMatchObject({ status: 'error', error: 'quota exceeded', result: { output: 'partial output\n\nError: quota exceeded' } });
+    expect(b).toMatchObject({
+      status: 'error',
+      error: 'quota exceeded',
+      result: { output: 'partial output\n\nError: quota exceeded' },
+    });
     const c = await r.execute('nonerror', {}, makeCtx());
     expect(c.error).toBe('plain string');
   });
@@ -274,7 +339,12 @@ describe('execute: one pipeline, never rejects', () => {
     const updates: ToolUpdate[] = [];
     const res = await r.execute('steps', {}, ctx, undefined, { onToolResult: (u) => updates.push(u) });
     expect(ctx.updates.map((u) => u.title)).toEqual(['step 1', 'step 2', 'step 3']);
-    expect(updates.map((u) => `${u.status}:${u.result.title}`)).toEqual(['running:step 1', 'running:step 2', 'running:step 3', 'completed:done']);
+    expect(updates.map((u) => `${u.status}:${u.result.title}`)).toEqual([
+      'running:step 1',
+      'running:step 2',
+      'running:step 3',
+      'completed:done',
+    ]);
     expect(updates.every((u) => u.callID === 'call-1' && u.toolId === 'steps')).toBe(true);
     expect(res).toBe(updates[3]);
   });
@@ -303,7 +373,9 @@ describe('abort and timeout', () => {
   it('an already-aborted signal never starts the tool', async () => {
     const { info, events } = sleepTool();
     const r = createRegistry().register(info, { permissions: { required: [] } });
-    const res = await r.execute('sleep', { ms: 1 }, makeCtx(), undefined, { signal: AbortSignal.abort('user hit stop') });
+    const res = await r.execute('sleep', { ms: 1 }, makeCtx(), undefined, {
+      signal: AbortSignal.abort('user hit stop'),
+    });
     expect(res.error).toMatch(/aborted \(user hit stop\)/);
     expect(events).toEqual([]);
   });
@@ -334,7 +406,10 @@ describe('abort and timeout', () => {
     const r = createRegistry().register(info, { permissions: { required: [] } });
     const [t] = await r.tools();
     const controller = new AbortController();
-    const p = t.invoke({ type: 'tool_call', id: 'tc1', name: 'sleep', args: { ms: 20_000 } }, { signal: controller.signal });
+    const p = t.invoke(
+      { type: 'tool_call', id: 'tc1', name: 'sleep', args: { ms: 20_000 } },
+      { signal: controller.signal },
+    );
     await new Promise((res) => setTimeout(res, 20));
     controller.abort();
     const msg = (await p) as ToolMessage;
@@ -373,8 +448,26 @@ describe('limits', () => {
     let release!: () => void;
     const gate = new Promise<void>((res) => (release = res));
     const r = createRegistry({ concurrency: 1 });
-    r.register(Tool.define('hold', { description: 'd', parameters: z.object({}), execute: async () => { await gate; return { title: 'h', metadata: {}, output: 'held' }; } }), { permissions: { required: [] } });
-    r.register(Tool.define('free', { description: 'd', parameters: z.object({}), concurrency: 'exempt', execute: async () => ({ title: 'f', metadata: {}, output: 'free' }) }), { permissions: { required: [] } });
+    r.register(
+      Tool.define('hold', {
+        description: 'd',
+        parameters: z.object({}),
+        execute: async () => {
+          await gate;
+          return { title: 'h', metadata: {}, output: 'held' };
+        },
+      }),
+      { permissions: { required: [] } },
+    );
+    r.register(
+      Tool.define('free', {
+        description: 'd',
+        parameters: z.object({}),
+        concurrency: 'exempt',
+        execute: async () => ({ title: 'f', metadata: {}, output: 'free' }),
+      }),
+      { permissions: { required: [] } },
+    );
     const held = r.execute('hold', {}, makeCtx());
     const queuedCtx = makeCtx();
     const queued = r.execute('hold', {}, queuedCtx);
@@ -419,7 +512,11 @@ describe('limits', () => {
 
   it('a tool that truncates itself (metadata.truncated set) is left alone', async () => {
     const long = 'z\n'.repeat(5000);
-    const t = Tool.define('self', { description: 'd', parameters: z.object({}), execute: async () => ({ title: 's', metadata: { truncated: false }, output: long }) });
+    const t = Tool.define('self', {
+      description: 'd',
+      parameters: z.object({}),
+      execute: async () => ({ title: 's', metadata: { truncated: false }, output: long }),
+    });
     const r = createRegistry().register(t, { permissions: { required: [] } });
     expect((await r.execute('self', {}, makeCtx())).result.output).toBe(long);
   });
@@ -466,7 +563,14 @@ describe('observability and isolation', () => {
         }),
         { permissions: { required: [] } },
       );
-      r.register(Tool.define(`only_${tag}`, { description: tag, parameters: z.object({}), execute: async () => ({ title: '', metadata: {}, output: '' }) }), { permissions: { required: [] } });
+      r.register(
+        Tool.define(`only_${tag}`, {
+          description: tag,
+          parameters: z.object({}),
+          execute: async () => ({ title: '', metadata: {}, output: '' }),
+        }),
+        { permissions: { required: [] } },
+      );
       return r;
     };
     const a = make('A');
@@ -487,10 +591,13 @@ describe('observability and isolation', () => {
       calls.push(bTools[0].invoke({ type: 'tool_call', id: `b${n}`, name: 'work', args: { n } }));
     }
     const msgs = (await Promise.all(calls)) as ToolMessage[];
-    for (const m of msgs) expect(m.content).toBe(`${m.tool_call_id.startsWith('a') ? 'A' : 'B'}:${m.tool_call_id.slice(1)}`);
+    for (const m of msgs)
+      expect(m.content).toBe(`${m.tool_call_id.startsWith('a') ? 'A' : 'B'}:${m.tool_call_id.slice(1)}`);
     expect(aUpdates).toHaveLength(60);
     expect(bUpdates).toHaveLength(60);
-    expect(aUpdates.every((u) => u.callID.startsWith('a') && (u.result.title.startsWith('A') || u.result.title === 'A'))).toBe(true);
+    expect(
+      aUpdates.every((u) => u.callID.startsWith('a') && (u.result.title.startsWith('A') || u.result.title === 'A')),
+    ).toBe(true);
     expect(bUpdates.every((u) => u.callID.startsWith('b') && u.result.title.startsWith('B'))).toBe(true);
     expect(aEvents.every((e) => !('callID' in e) || e.callID.startsWith('a'))).toBe(true);
     expect(b.stats('work')?.calls).toBe(10);
@@ -501,7 +608,10 @@ describe('observability and isolation', () => {
     const first: ToolUpdate[] = [];
     const second: ToolUpdate[] = [];
     const [t1] = await r.tools({ onToolResult: (u) => first.push(u) });
-    const [t2] = await r.tools({ onToolResult: (u) => second.push(u), createContext: () => ({ sessionID: 'S2', agent: 'second' }) });
+    const [t2] = await r.tools({
+      onToolResult: (u) => second.push(u),
+      createContext: () => ({ sessionID: 'S2', agent: 'second' }),
+    });
     await t1.invoke({ type: 'tool_call', id: 'one', name: 'echo', args: { text: 'x' } });
     await t2.invoke({ type: 'tool_call', id: 'two', name: 'echo', args: { text: 'y' } });
     expect(first.map((u) => u.callID)).toEqual(['one', 'one']);
@@ -522,9 +632,18 @@ describe('LangChain adapter', () => {
 
   it('passes the session from createContext to the tool', async () => {
     const sessions: string[] = [];
-    const t = Tool.define('who', { description: 'd', parameters: z.object({}), execute: async (_a, ctx) => { sessions.push(`${ctx.sessionID}/${ctx.agent}/${ctx.callID}`); return { title: '', metadata: {}, output: '' }; } });
+    const t = Tool.define('who', {
+      description: 'd',
+      parameters: z.object({}),
+      execute: async (_a, ctx) => {
+        sessions.push(`${ctx.sessionID}/${ctx.agent}/${ctx.callID}`);
+        return { title: '', metadata: {}, output: '' };
+      },
+    });
     const r = createRegistry().register(t, { permissions: { required: [] } });
-    const [w] = await r.tools({ createContext: (id, callID) => ({ sessionID: 'S', agent: `agent-for-${id}`, messageID: callID }) });
+    const [w] = await r.tools({
+      createContext: (id, callID) => ({ sessionID: 'S', agent: `agent-for-${id}`, messageID: callID }),
+    });
     await w.invoke({ type: 'tool_call', id: 'c9', name: 'who', args: {} });
     expect(sessions).toEqual(['S/agent-for-who/c9']);
     const [defaulted] = await r.tools();
@@ -534,8 +653,6 @@ describe('LangChain adapter', () => {
     expect(sessions[1].split('/')[0]).toBe(sessions[2].split('/')[0]);
   });
 });
-
-
 
 describe('DeadlineQueue', () => {
   it('fires each live deadline once, in order per duration, and never a cancelled one', async () => {
@@ -557,7 +674,11 @@ describe('DeadlineQueue', () => {
   it('cancelled deadlines retain nothing and their timer never holds the process open', async () => {
     const { DeadlineQueue } = await import('../src/pipeline.js');
     const q = new DeadlineQueue();
-    const handles = Array.from({ length: 3000 }, () => q.add(60_000, () => { throw new Error('must not fire'); }));
+    const handles = Array.from({ length: 3000 }, () =>
+      q.add(60_000, () => {
+        throw new Error('must not fire');
+      }),
+    );
     const lanes = (q as unknown as { lanes: Map<number, { entries: unknown[]; timer?: NodeJS.Timeout }> }).lanes;
     expect(lanes.get(60_000)?.entries).toHaveLength(3000);
     expect(lanes.get(60_000)?.timer?.hasRef()).toBe(true);

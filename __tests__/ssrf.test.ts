@@ -168,7 +168,9 @@ describe('policy options', () => {
   });
 
   it('a malformed CIDR is a clear error naming it', () => {
-    expect(() => compilePolicy({ allow: ['10.0.0.0/99'] })).toThrow(/allow entry "10\.0\.0\.0\/99" is not an IP address or CIDR/);
+    expect(() => compilePolicy({ allow: ['10.0.0.0/99'] })).toThrow(
+      /allow entry "10\.0\.0\.0\/99" is not an IP address or CIDR/,
+    );
   });
 
   it('policyFromInitContext reads allowPrivateNetwork, the environment variable and ssrfPolicy', () => {
@@ -205,7 +207,9 @@ describe('assertUrlAllowed', () => {
   });
 
   it('the error says how to allow private addresses', () => {
-    expect(() => assertUrlAllowed(new URL('http://10.1.2.3:8080/x'))).toThrow(/allowPrivateNetwork: true.*TOOLBELT_ALLOW_PRIVATE_NETWORK=1/);
+    expect(() => assertUrlAllowed(new URL('http://10.1.2.3:8080/x'))).toThrow(
+      /allowPrivateNetwork: true.*TOOLBELT_ALLOW_PRIVATE_NETWORK=1/,
+    );
   });
 
   it('public URLs pass', () => {
@@ -249,7 +253,9 @@ describe('guardedGet against a real loopback server', () => {
 
   it('the default policy refuses localhost through the DNS lookup hook', async () => {
     const before = seenHosts.length;
-    await expect(guardedGet(new URL(`http://localhost:${port}/`))).rejects.toThrow(/localhost resolved to 127\.0\.0\.1, which is a loopback address/);
+    await expect(guardedGet(new URL(`http://localhost:${port}/`))).rejects.toThrow(
+      /localhost resolved to 127\.0\.0\.1, which is a loopback address/,
+    );
     expect(seenHosts.length).toBe(before);
   });
 
@@ -265,19 +271,31 @@ describe('guardedGet against a real loopback server', () => {
     const calls: string[] = [];
     const rebinding: Resolver = async (host) => {
       calls.push(host);
-      return [{ address: '10.0.0.1', family: 4 }, { address: '169.254.169.254', family: 4 }];
+      return [
+        { address: '10.0.0.1', family: 4 },
+        { address: '169.254.169.254', family: 4 },
+      ];
     };
     const before = connectedTo.length;
     await expect(
-      guardedGet(new URL(`http://rebind.example:${port}/`), { policy: { allow: ['127.0.0.1/32'] }, resolver: rebinding }),
+      guardedGet(new URL(`http://rebind.example:${port}/`), {
+        policy: { allow: ['127.0.0.1/32'] },
+        resolver: rebinding,
+      }),
     ).rejects.toThrow(/rebind\.example resolved to 10\.0\.0\.1, which is a private address/);
     expect(calls).toEqual(['rebind.example']);
     expect(connectedTo.length).toBe(before);
   });
 
   it('a mixed answer connects only to the allowed address', async () => {
-    const mixed: Resolver = async () => [{ address: '10.0.0.1', family: 4 }, { address: '127.0.0.1', family: 4 }];
-    const res = await guardedGet(new URL(`http://mixed.example:${port}/`), { policy: { allow: ['127.0.0.1/32'] }, resolver: mixed });
+    const mixed: Resolver = async () => [
+      { address: '10.0.0.1', family: 4 },
+      { address: '127.0.0.1', family: 4 },
+    ];
+    const res = await guardedGet(new URL(`http://mixed.example:${port}/`), {
+      policy: { allow: ['127.0.0.1/32'] },
+      resolver: mixed,
+    });
     expect(await body(res)).toBe('hello');
     expect(seenHosts.at(-1)).toBe(`mixed.example:${port}`);
     expect(connectedTo.at(-1)).toBe('127.0.0.1');
@@ -285,6 +303,8 @@ describe('guardedGet against a real loopback server', () => {
 
   it('a name that resolves to a loopback address is refused by the default policy', async () => {
     const toLoopback: Resolver = async () => [{ address: '127.0.0.1', family: 4 }];
-    await expect(guardedGet(new URL(`http://public.example:${port}/`), { resolver: toLoopback })).rejects.toThrow(/public\.example resolved to 127\.0\.0\.1/);
+    await expect(guardedGet(new URL(`http://public.example:${port}/`), { resolver: toLoopback })).rejects.toThrow(
+      /public\.example resolved to 127\.0\.0\.1/,
+    );
   });
 });

@@ -35,12 +35,26 @@ describe('task', () => {
       workspaceRoot: dir,
       subagents: { explorer: { model: readerModel(), permissions: ['read' as const], description: 'reads files' } },
     };
-    const tools = await registry.tools({ enabledPermissions: ['read', 'execute'], initCtx, onToolResult: (u) => updates.push(u) });
+    const tools = await registry.tools({
+      enabledPermissions: ['read', 'execute'],
+      initCtx,
+      onToolResult: (u) => updates.push(u),
+    });
     const task = tools.find((t) => t.name === 'task')!;
     expect(task.description).toContain('- explorer: reads files');
 
     const parent = fakeModel()
-      .respondWithTools([{ name: 'task', args: { description: 'find the word', prompt: 'Read notes.txt and report the secret word.', subagent_type: 'explorer' }, id: 'task1' }])
+      .respondWithTools([
+        {
+          name: 'task',
+          args: {
+            description: 'find the word',
+            prompt: 'Read notes.txt and report the secret word.',
+            subagent_type: 'explorer',
+          },
+          id: 'task1',
+        },
+      ])
       .respond(new AIMessage('The sub-agent found it.'));
     const agent = createAgent({ model: parent, tools });
     const out = await agent.invoke({ messages: [new HumanMessage('what is the secret word?')] });
@@ -49,7 +63,10 @@ describe('task', () => {
     expect(tm.status).toBe('success');
     expect(tm.content).toMatch(/^Found: 1: the secret word is pelican\n/);
     const taskUpdates = updates.filter((u) => u.toolId === 'task');
-    expect(taskUpdates[taskUpdates.length - 1]).toMatchObject({ status: 'completed', result: { metadata: { subagent: 'explorer', toolCalls: 1 } } });
+    expect(taskUpdates[taskUpdates.length - 1]).toMatchObject({
+      status: 'completed',
+      result: { metadata: { subagent: 'explorer', toolCalls: 1 } },
+    });
     const progressTitles = taskUpdates.filter((u) => u.status === 'running').map((u) => u.result.title);
     expect(progressTitles[0]).toBe('find the word: started');
     expect(progressTitles).toContain('find the word: read done');
@@ -66,21 +83,32 @@ describe('task', () => {
       seen.push(tools.map((t) => t.name).sort());
       return origBind(tools as never);
     }) as typeof spy.bindTools;
-    const res = await registry.execute(
-      'task',
-      { description: 'd', prompt: 'p', subagent_type: 'ro' },
-      makeCtx(),
-      { workspaceRoot: dir, subagents: { ro: { model: () => spy, permissions: ['read', 'execute'] } } },
-    );
+    const res = await registry.execute('task', { description: 'd', prompt: 'p', subagent_type: 'ro' }, makeCtx(), {
+      workspaceRoot: dir,
+      subagents: { ro: { model: () => spy, permissions: ['read', 'execute'] } },
+    });
     expect(res.result.output).toBe('messages: 1');
-    expect(seen[0]).toEqual(['bash', 'read', 'todoread', 'todowrite', ...(registry.has('glob') ? ['glob'] : []), ...(registry.has('grep') ? ['grep'] : []), ...(registry.has('list') ? ['list'] : [])].sort());
+    expect(seen[0]).toEqual(
+      [
+        'bash',
+        'read',
+        'todoread',
+        'todowrite',
+        ...(registry.has('glob') ? ['glob'] : []),
+        ...(registry.has('grep') ? ['grep'] : []),
+        ...(registry.has('list') ? ['list'] : []),
+      ].sort(),
+    );
   });
 
   it('task calls waiting on sub-agents do not hold the slots their sub-agents need (no deadlock at concurrency 1)', async () => {
     const registry = registerBuiltinTools(createRegistry({ concurrency: 1 }));
     const initCtx = {
       workspaceRoot: dir,
-      subagents: { a: { model: readerModel(), permissions: ['read' as const] }, b: { model: readerModel(), permissions: ['read' as const] } },
+      subagents: {
+        a: { model: readerModel(), permissions: ['read' as const] },
+        b: { model: readerModel(), permissions: ['read' as const] },
+      },
     };
     const results = await Promise.all([
       registry.execute('task', { description: 'one', prompt: 'go', subagent_type: 'a' }, makeCtx(), initCtx),
@@ -94,7 +122,10 @@ describe('task', () => {
     const registry = registerBuiltinTools(createRegistry());
     const res = await registry.execute('task', { description: 'd', prompt: 'p', subagent_type: 'nope' }, makeCtx(), {
       workspaceRoot: dir,
-      subagents: { explorer: { model: readerModel(), permissions: ['read'] }, writer: { model: readerModel(), permissions: ['write'] } },
+      subagents: {
+        explorer: { model: readerModel(), permissions: ['read'] },
+        writer: { model: readerModel(), permissions: ['write'] },
+      },
     });
     expect(res.status).toBe('error');
     expect(res.error).toBe('Unknown subagent_type "nope". Configured sub-agents: explorer, writer. Use one of those.');
@@ -102,7 +133,9 @@ describe('task', () => {
 
   it('with no sub-agents configured the result carries LLM_ASSIST_REQUIRED and a clear text', async () => {
     const registry = registerBuiltinTools(createRegistry());
-    const res = await registry.execute('task', { description: 'd', prompt: 'p', subagent_type: 'any' }, makeCtx(), { workspaceRoot: dir });
+    const res = await registry.execute('task', { description: 'd', prompt: 'p', subagent_type: 'any' }, makeCtx(), {
+      workspaceRoot: dir,
+    });
     expect(res.error).toBe(LLM_ASSIST_REQUIRED);
     expect(res.result.metadata.error).toBe(LLM_ASSIST_REQUIRED);
     expect(res.result.output).toMatch(/No sub-agents are configured.*Do the task yourself/);
@@ -125,9 +158,13 @@ describe('task', () => {
       }),
       { permissions: { required: ['read'] } },
     );
-    const model = fakeModel().respondWithTools([{ name: 'slow', args: {} }]).respond(new AIMessage('never'));
+    const model = fakeModel()
+      .respondWithTools([{ name: 'slow', args: {} }])
+      .respond(new AIMessage('never'));
     const ctx = makeCtx();
-    const p = registry.execute('task', { description: 'd', prompt: 'p', subagent_type: 's' }, ctx, { subagents: { s: { model, permissions: ['read'] } } });
+    const p = registry.execute('task', { description: 'd', prompt: 'p', subagent_type: 's' }, ctx, {
+      subagents: { s: { model, permissions: ['read'] } },
+    });
     while (!order.includes('slow started')) await new Promise((res) => setTimeout(res, 5));
     ctx.abortNow();
     const res = await p;

@@ -14,13 +14,18 @@ async function tools(initCtx: Record<string, unknown> = { todoStore: new TodoSto
   const write = await TodoWriteTool.init(initCtx);
   const read = await TodoReadTool.init(initCtx);
   return {
-    write: async (todos: unknown, session = 's1') => write.execute(write.parameters.parse({ todos }), makeCtx({ sessionID: session })),
+    write: async (todos: unknown, session = 's1') =>
+      write.execute(write.parameters.parse({ todos }), makeCtx({ sessionID: session })),
     read: async (session = 's1') => read.execute(read.parameters.parse({}), makeCtx({ sessionID: session })),
   };
 }
 
-const item = (id: string, status: TodoItem['status'] = 'pending', priority?: TodoItem['priority']) =>
-  ({ id, content: `Step ${id}`, status, ...(priority ? { priority } : {}) });
+const item = (id: string, status: TodoItem['status'] = 'pending', priority?: TodoItem['priority']) => ({
+  id,
+  content: `Step ${id}`,
+  status,
+  ...(priority ? { priority } : {}),
+});
 
 describe('todowrite / todoread', () => {
   it('starts empty, then returns exactly what was written, with defaults applied', async () => {
@@ -30,7 +35,12 @@ describe('todowrite / todoread', () => {
     expect(empty.output).toMatch(/No todos/);
     expect(empty.metadata.todos).toEqual([]);
 
-    const res = await t.write([item('1', 'completed', 'high'), item('2', 'in_progress'), item('3', 'pending', 'low'), item('4', 'cancelled')]);
+    const res = await t.write([
+      item('1', 'completed', 'high'),
+      item('2', 'in_progress'),
+      item('3', 'pending', 'low'),
+      item('4', 'cancelled'),
+    ]);
     expect(res.title).toBe('2 open todos');
     expect(res.metadata.todos).toEqual([
       { id: '1', content: 'Step 1', status: 'completed', priority: 'high' },
@@ -91,8 +101,12 @@ describe('todowrite / todoread', () => {
   it('rejects duplicate ids and empty content, naming the items, and keeps the old list', async () => {
     const t = await tools();
     await t.write([item('keep')]);
-    await expect(t.write([item('1'), item('2'), item('1')])).rejects.toThrow(/items 1 and 3 share the id "1".*send the whole list again/);
-    await expect(t.write([{ id: 'x', content: '   ', status: 'pending' }])).rejects.toThrow(/item 1 \(id "x"\) has empty content/);
+    await expect(t.write([item('1'), item('2'), item('1')])).rejects.toThrow(
+      /items 1 and 3 share the id "1".*send the whole list again/,
+    );
+    await expect(t.write([{ id: 'x', content: '   ', status: 'pending' }])).rejects.toThrow(
+      /item 1 \(id "x"\) has empty content/,
+    );
     await expect(t.write([{ id: ' ', content: 'c', status: 'pending' }])).rejects.toThrow(/item 1 has an empty id/);
     expect((await t.read()).metadata.todos.map((x) => x.id)).toEqual(['keep']);
   });
@@ -107,7 +121,9 @@ describe('todowrite / todoread', () => {
     const t = await tools();
     const max = Array.from({ length: MAX_TODOS }, (_, i) => item(String(i)));
     expect((await t.write(max)).metadata.todos).toHaveLength(MAX_TODOS);
-    await expect(t.write([...max, item('extra')])).rejects.toThrow(new RegExp(`Too many todos: ${MAX_TODOS + 1} items, the limit is ${MAX_TODOS}`));
+    await expect(t.write([...max, item('extra')])).rejects.toThrow(
+      new RegExp(`Too many todos: ${MAX_TODOS + 1} items, the limit is ${MAX_TODOS}`),
+    );
   });
 
   it(`accepts content of ${MAX_TODO_CONTENT_CHARS} characters and refuses one more`, async () => {

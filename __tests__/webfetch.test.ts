@@ -109,12 +109,20 @@ beforeAll(async () => {
         res.writeHead(200, { 'Content-Type': 'application/octet-stream' }).end(Buffer.from([0, 1, 2, 3, 0, 255, 254]));
         return;
       case '/latin1':
-        res.writeHead(200, { 'Content-Type': 'text/plain; charset=iso-8859-1' }).end(Buffer.from([0x63, 0x61, 0x66, 0xe9])); // "café"
+        res
+          .writeHead(200, { 'Content-Type': 'text/plain; charset=iso-8859-1' })
+          .end(Buffer.from([0x63, 0x61, 0x66, 0xe9])); // "café"
         return;
       case '/meta-charset':
-        res.writeHead(200, { 'Content-Type': 'text/html' }).end(
-          Buffer.concat([Buffer.from('<html><head><meta charset="windows-1252"></head><body><p>na'), Buffer.from([0xef, 0x76, 0x65]), Buffer.from('</p></body></html>')]),
-        );
+        res
+          .writeHead(200, { 'Content-Type': 'text/html' })
+          .end(
+            Buffer.concat([
+              Buffer.from('<html><head><meta charset="windows-1252"></head><body><p>na'),
+              Buffer.from([0xef, 0x76, 0x65]),
+              Buffer.from('</p></body></html>'),
+            ]),
+          );
         return;
       case '/js-only':
         res.writeHead(200, { 'Content-Type': 'text/html' }).end('<html><body><script>render()</script></body></html>');
@@ -144,25 +152,37 @@ beforeAll(async () => {
         res.writeHead(200, { 'Content-Type': 'text/html', 'Content-Encoding': 'gzip' }).end(zlib.gzipSync(PAGE));
         return;
       case '/br':
-        res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Encoding': 'br' }).end(zlib.brotliCompressSync('brotli body'));
+        res
+          .writeHead(200, { 'Content-Type': 'text/plain', 'Content-Encoding': 'br' })
+          .end(zlib.brotliCompressSync('brotli body'));
         return;
       case '/deflate':
-        res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Encoding': 'deflate' }).end(zlib.deflateSync('zlib deflate body'));
+        res
+          .writeHead(200, { 'Content-Type': 'text/plain', 'Content-Encoding': 'deflate' })
+          .end(zlib.deflateSync('zlib deflate body'));
         return;
       case '/deflate-raw':
-        res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Encoding': 'deflate' }).end(zlib.deflateRawSync('raw deflate body'));
+        res
+          .writeHead(200, { 'Content-Type': 'text/plain', 'Content-Encoding': 'deflate' })
+          .end(zlib.deflateRawSync('raw deflate body'));
         return;
       case '/gzip-bytes': // gzip of n bytes of 'a'
-        res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Encoding': 'gzip' }).end(zlib.gzipSync(Buffer.alloc(n, 'a')));
+        res
+          .writeHead(200, { 'Content-Type': 'text/plain', 'Content-Encoding': 'gzip' })
+          .end(zlib.gzipSync(Buffer.alloc(n, 'a')));
         return;
       case '/bomb':
-        res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Encoding': 'gzip', 'Content-Length': bomb.length }).end(bomb);
+        res
+          .writeHead(200, { 'Content-Type': 'text/plain', 'Content-Encoding': 'gzip', 'Content-Length': bomb.length })
+          .end(bomb);
         return;
       case '/bad-gzip':
         res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Encoding': 'gzip' }).end('this is not gzip');
         return;
       case '/status':
-        res.writeHead(n, { 'Content-Type': 'text/html' }).end(`<html><body><h1>Error ${n}</h1><p>Something specific went wrong</p></body></html>`);
+        res
+          .writeHead(n, { 'Content-Type': 'text/html' })
+          .end(`<html><body><h1>Error ${n}</h1><p>Something specific went wrong</p></body></html>`);
         return;
       case '/redirect': // a chain of n redirects ending at /text
         res.writeHead(302, { Location: n > 1 ? `/redirect?n=${n - 1}` : '/text' }).end();
@@ -217,7 +237,8 @@ async function fetchWith(initCtx: Record<string, unknown>, args: Record<string, 
   const tool = await WebfetchTool.init(initCtx);
   return tool.execute(tool.parameters.parse(args), ctx);
 }
-const fetchLocal = (args: Record<string, unknown>, ctx = makeCtx()) => fetchWith({ allowPrivateNetwork: true }, args, ctx);
+const fetchLocal = (args: Record<string, unknown>, ctx = makeCtx()) =>
+  fetchWith({ allowPrivateNetwork: true }, args, ctx);
 
 describe('webfetch: formats and content types', () => {
   it('markdown (default) drops scripts, styles, iframes, forms and chrome; keeps atx headings, fenced code and absolute links', async () => {
@@ -230,10 +251,27 @@ describe('webfetch: formats and content types', () => {
     expect(md).toMatch(/^- +one$/m);
     expect(md).toContain('Hello **bold** & ');
     expect(md).not.toMatch(/<\/?[a-z]/i);
-    for (const gone of ['evil script', 'color:red', 'SiteHeaderChrome', 'NavChromeLink', 'RoleNavChrome', 'IframeText', 'NoscriptText', 'FormButton', 'ObjectText', 'FooterChrome']) {
+    for (const gone of [
+      'evil script',
+      'color:red',
+      'SiteHeaderChrome',
+      'NavChromeLink',
+      'RoleNavChrome',
+      'IframeText',
+      'NoscriptText',
+      'FormButton',
+      'ObjectText',
+      'FooterChrome',
+    ]) {
       expect([gone, md.includes(gone)]).toEqual([gone, false]);
     }
-    expect(res.metadata).toMatchObject({ status: 200, contentType: 'text/html', format: 'markdown', finalUrl: `${base}/html`, redirects: [] });
+    expect(res.metadata).toMatchObject({
+      status: 200,
+      contentType: 'text/html',
+      format: 'markdown',
+      finalUrl: `${base}/html`,
+      redirects: [],
+    });
   });
 
   it('text strips every tag and tidies whitespace, one block per line', async () => {
@@ -259,7 +297,9 @@ describe('webfetch: formats and content types', () => {
 
   it('an image comes back as an attachment (base64 + mime + uri)', async () => {
     const res = await fetchLocal({ url: `${base}/image.png` });
-    expect(res.attachments).toEqual([{ type: 'image', mime: 'image/png', data: PNG.toString('base64'), uri: `${base}/image.png` }]);
+    expect(res.attachments).toEqual([
+      { type: 'image', mime: 'image/png', data: PNG.toString('base64'), uri: `${base}/image.png` },
+    ]);
     expect(res.output).toMatch(/image\/png.*attached/);
   });
 
@@ -269,8 +309,12 @@ describe('webfetch: formats and content types', () => {
   });
 
   it('other binaries are refused clearly, and a declared binary is not downloaded', async () => {
-    await expect(fetchLocal({ url: `${base}/pdf` })).rejects.toThrow(/is binary content \(application\/pdf, 10 MB\).*cannot return/);
-    await expect(fetchLocal({ url: `${base}/binary` })).rejects.toThrow(/is binary content \(application\/octet-stream, 7 bytes\)/);
+    await expect(fetchLocal({ url: `${base}/pdf` })).rejects.toThrow(
+      /is binary content \(application\/pdf, 10 MB\).*cannot return/,
+    );
+    await expect(fetchLocal({ url: `${base}/binary` })).rejects.toThrow(
+      /is binary content \(application\/octet-stream, 7 bytes\)/,
+    );
   });
 
   it('honours charset= in Content-Type and <meta charset> in the page', async () => {
@@ -295,11 +339,15 @@ describe('webfetch: decompression', () => {
   it('the cap applies to decompressed bytes: exactly 5 MB passes, one byte more fails', async () => {
     const ok = await fetchLocal({ url: `${base}/gzip-bytes?n=${MAX_RESPONSE_BYTES}` });
     expect(ok.output.length).toBe(MAX_RESPONSE_BYTES);
-    await expect(fetchLocal({ url: `${base}/gzip-bytes?n=${MAX_RESPONSE_BYTES + 1}` })).rejects.toThrow(/too large.*5 MB limit.*after decompression/);
+    await expect(fetchLocal({ url: `${base}/gzip-bytes?n=${MAX_RESPONSE_BYTES + 1}` })).rejects.toThrow(
+      /too large.*5 MB limit.*after decompression/,
+    );
   });
 
   it('a gzip bomb (50 KB -> 50 MB) is stopped at the cap', async () => {
-    await expect(fetchLocal({ url: `${base}/bomb` })).rejects.toThrow(/too large: the body passed the 5 MB limit \(\d+ bytes after decompression read\)/);
+    await expect(fetchLocal({ url: `${base}/bomb` })).rejects.toThrow(
+      /too large: the body passed the 5 MB limit \(\d+ bytes after decompression read\)/,
+    );
   });
 
   it('a damaged gzip body is a clear error', async () => {
@@ -312,16 +360,24 @@ describe('webfetch: size limit', () => {
     const ok = await fetchLocal({ url: `${base}/bytes?n=${MAX_RESPONSE_BYTES}` });
     expect(ok.output.length).toBe(MAX_RESPONSE_BYTES);
     expect(ok.metadata.bytes).toBe(MAX_RESPONSE_BYTES);
-    await expect(fetchLocal({ url: `${base}/bytes?n=${MAX_RESPONSE_BYTES + 1}` })).rejects.toThrow(/Content-Length 5242881 bytes exceeds the 5 MB limit. Nothing was read/);
+    await expect(fetchLocal({ url: `${base}/bytes?n=${MAX_RESPONSE_BYTES + 1}` })).rejects.toThrow(
+      /Content-Length 5242881 bytes exceeds the 5 MB limit. Nothing was read/,
+    );
   });
 
   it('without Content-Length: exactly 5 MB passes, 5 MB + 1 streamed is stopped', async () => {
-    expect((await fetchLocal({ url: `${base}/chunked?n=${MAX_RESPONSE_BYTES}` })).output.length).toBe(MAX_RESPONSE_BYTES);
-    await expect(fetchLocal({ url: `${base}/chunked?n=${MAX_RESPONSE_BYTES + 1}` })).rejects.toThrow(/too large: the body passed the 5 MB limit/);
+    expect((await fetchLocal({ url: `${base}/chunked?n=${MAX_RESPONSE_BYTES}` })).output.length).toBe(
+      MAX_RESPONSE_BYTES,
+    );
+    await expect(fetchLocal({ url: `${base}/chunked?n=${MAX_RESPONSE_BYTES + 1}` })).rejects.toThrow(
+      /too large: the body passed the 5 MB limit/,
+    );
   });
 
   it('a 50 MB streamed body is stopped at the cap, and so is a declared one', async () => {
-    await expect(fetchLocal({ url: `${base}/chunked?n=${50 * 1024 * 1024}` })).rejects.toThrow(/too large: the body passed the 5 MB limit/);
+    await expect(fetchLocal({ url: `${base}/chunked?n=${50 * 1024 * 1024}` })).rejects.toThrow(
+      /too large: the body passed the 5 MB limit/,
+    );
     await expect(fetchLocal({ url: `${base}/declared-huge` })).rejects.toThrow(/Content-Length 52428800 bytes exceeds/);
   });
 
@@ -385,9 +441,14 @@ describe('webfetch: time', () => {
     expect(MAX_TIMEOUT_SECONDS).toBe(120);
     expect(tool.parameters.parse({ url: 'https://x.example', timeout: 120 }).timeout).toBe(120);
     for (const bad of [121, 0, -1, Number.NaN, Infinity]) {
-      expect([bad, tool.parameters.safeParse({ url: 'https://x.example', timeout: bad }).success]).toEqual([bad, false]);
+      expect([bad, tool.parameters.safeParse({ url: 'https://x.example', timeout: bad }).success]).toEqual([
+        bad,
+        false,
+      ]);
       // Direct callers that skip the schema get the tool's own error.
-      await expect(tool.execute({ url: 'https://x.example', timeout: bad }, makeCtx())).rejects.toThrow(/timeout must be a number of seconds above 0 and at most 120/);
+      await expect(tool.execute({ url: 'https://x.example', timeout: bad }, makeCtx())).rejects.toThrow(
+        /timeout must be a number of seconds above 0 and at most 120/,
+      );
     }
     expect(tool.timeout).toMatchObject({ managed: true });
   });
@@ -399,11 +460,15 @@ describe('webfetch: redirects', () => {
     expect(ok.output).toBe('plain   text\nline two\n');
     expect(ok.metadata.redirects).toHaveLength(MAX_REDIRECTS);
     expect(ok.metadata.finalUrl).toBe(`${base}/text`);
-    await expect(fetchLocal({ url: `${base}/redirect?n=${MAX_REDIRECTS + 1}` })).rejects.toThrow(/Too many redirects: more than 5/);
+    await expect(fetchLocal({ url: `${base}/redirect?n=${MAX_REDIRECTS + 1}` })).rejects.toThrow(
+      /Too many redirects: more than 5/,
+    );
   });
 
   it('a redirect loop is reported as one', async () => {
-    await expect(fetchLocal({ url: `${base}/loop` })).rejects.toThrow(/Too many redirects: more than 5 .*\(a redirect loop\)/);
+    await expect(fetchLocal({ url: `${base}/loop` })).rejects.toThrow(
+      /Too many redirects: more than 5 .*\(a redirect loop\)/,
+    );
   });
 
   it.each([
@@ -414,7 +479,9 @@ describe('webfetch: redirects', () => {
     ['http://127.0.0.2/', /127\.0\.0\.2 is a loopback address/],
   ])('a redirect to %s is refused before connecting (only 127.0.0.1 allowed)', async (target, message) => {
     const before = connectedTo.length;
-    const err = (await fetchWith(LOOPBACK_ONLY, { url: `${base}/to?url=${encodeURIComponent(target)}` }).catch((e: Error) => e)) as Error;
+    const err = (await fetchWith(LOOPBACK_ONLY, { url: `${base}/to?url=${encodeURIComponent(target)}` }).catch(
+      (e: Error) => e,
+    )) as Error;
     expect(err.message).toMatch(message);
     expect(err.message).toMatch(/No connection was made.*Reached through a redirect/);
     // Exactly one connection: the first hop, to the loopback server.
@@ -422,24 +489,36 @@ describe('webfetch: redirects', () => {
   });
 
   it('a redirect to the metadata address is refused even with allowPrivateNetwork', async () => {
-    await expect(fetchLocal({ url: `${base}/to?url=${encodeURIComponent('http://169.254.169.254/')}` })).rejects.toThrow(/cloud metadata endpoint.*stay blocked even with allowPrivateNetwork/);
+    await expect(
+      fetchLocal({ url: `${base}/to?url=${encodeURIComponent('http://169.254.169.254/')}` }),
+    ).rejects.toThrow(/cloud metadata endpoint.*stay blocked even with allowPrivateNetwork/);
   });
 
   it('a redirect to another scheme is refused', async () => {
-    await expect(fetchLocal({ url: `${base}/to?url=${encodeURIComponent('file:///etc/passwd')}` })).rejects.toThrow(/file: is not a supported scheme/);
+    await expect(fetchLocal({ url: `${base}/to?url=${encodeURIComponent('file:///etc/passwd')}` })).rejects.toThrow(
+      /file: is not a supported scheme/,
+    );
   });
 });
 
 describe('webfetch: errors', () => {
   it.each([404, 500, 503, 429])('HTTP %i is an error with the status and a snippet', async (status) => {
     const err = (await fetchLocal({ url: `${base}/status?n=${status}` }).catch((e: Error) => e)) as Error;
-    expect(err.message).toMatch(new RegExp(`^HTTP ${status} .* from ${base}/status\\?n=${status}\\. The response began: "Error ${status} Something specific went wrong"`));
+    expect(err.message).toMatch(
+      new RegExp(
+        `^HTTP ${status} .* from ${base}/status\\?n=${status}\\. The response began: "Error ${status} Something specific went wrong"`,
+      ),
+    );
   });
 
   it('unsupported schemes and invalid URLs are clear errors', async () => {
-    await expect(fetchLocal({ url: 'ftp://example.com/file' })).rejects.toThrow(/Unsupported URL scheme "ftp:".*only fetches http:\/\/ and https:\/\//);
+    await expect(fetchLocal({ url: 'ftp://example.com/file' })).rejects.toThrow(
+      /Unsupported URL scheme "ftp:".*only fetches http:\/\/ and https:\/\//,
+    );
     await expect(fetchLocal({ url: 'file:///etc/passwd' })).rejects.toThrow(/Unsupported URL scheme "file:"/);
-    await expect(fetchLocal({ url: 'example.com/page' })).rejects.toThrow(/Invalid URL.*Did you mean "https:\/\/example.com\/page"/);
+    await expect(fetchLocal({ url: 'example.com/page' })).rejects.toThrow(
+      /Invalid URL.*Did you mean "https:\/\/example.com\/page"/,
+    );
   });
 
   it('a refused connection is a clear error', async () => {
@@ -447,7 +526,9 @@ describe('webfetch: errors', () => {
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((r) => closed.close(r));
-    await expect(fetchLocal({ url: `http://127.0.0.1:${port}/` })).rejects.toThrow(/connection to 127\.0\.0\.1:\d+ was refused/);
+    await expect(fetchLocal({ url: `http://127.0.0.1:${port}/` })).rejects.toThrow(
+      /connection to 127\.0\.0\.1:\d+ was refused/,
+    );
   });
 });
 
@@ -464,10 +545,18 @@ describe('webfetch: the SSRF guard is on by default', () => {
   it('blocks the loopback server by literal address, by name and in IPv6 form, without connecting', async () => {
     const before = { hits: hits.paths.length, sockets: connectedTo.length };
     const port = new URL(base).port;
-    await expect(fetchWith({}, { url: `${base}/text` })).rejects.toThrow(/127\.0\.0\.1 is a loopback address.*allowPrivateNetwork: true.*TOOLBELT_ALLOW_PRIVATE_NETWORK=1/);
-    await expect(fetchWith({}, { url: `http://localhost:${port}/text` })).rejects.toThrow(/localhost resolved to 127\.0\.0\.1, which is a loopback address/);
-    await expect(fetchWith({}, { url: `http://[::ffff:127.0.0.1]:${port}/text` })).rejects.toThrow(/IPv4-mapped form of 127\.0\.0\.1/);
-    await expect(fetchWith({}, { url: `http://2130706433:${port}/text` })).rejects.toThrow(/127\.0\.0\.1 is a loopback address/);
+    await expect(fetchWith({}, { url: `${base}/text` })).rejects.toThrow(
+      /127\.0\.0\.1 is a loopback address.*allowPrivateNetwork: true.*TOOLBELT_ALLOW_PRIVATE_NETWORK=1/,
+    );
+    await expect(fetchWith({}, { url: `http://localhost:${port}/text` })).rejects.toThrow(
+      /localhost resolved to 127\.0\.0\.1, which is a loopback address/,
+    );
+    await expect(fetchWith({}, { url: `http://[::ffff:127.0.0.1]:${port}/text` })).rejects.toThrow(
+      /IPv4-mapped form of 127\.0\.0\.1/,
+    );
+    await expect(fetchWith({}, { url: `http://2130706433:${port}/text` })).rejects.toThrow(
+      /127\.0\.0\.1 is a loopback address/,
+    );
     expect(hits.paths.length).toBe(before.hits);
     expect(connectedTo.length).toBe(before.sockets);
   });
@@ -483,6 +572,8 @@ describe('webfetch: the SSRF guard is on by default', () => {
 
   it('an allow list of 127.0.0.1/32 reaches the server through localhost', async () => {
     const port = new URL(base).port;
-    expect((await fetchWith(LOOPBACK_ONLY, { url: `http://localhost:${port}/text` })).output).toBe('plain   text\nline two\n');
+    expect((await fetchWith(LOOPBACK_ONLY, { url: `http://localhost:${port}/text` })).output).toBe(
+      'plain   text\nline two\n',
+    );
   });
 });

@@ -92,9 +92,17 @@ describe('withFileLock', () => {
     const events: string[] = [];
     let releaseFirst!: () => void;
     const gate = new Promise<void>((r) => (releaseFirst = r));
-    const a1 = withFileLock('/x/a', async () => { events.push('a1 start'); await gate; events.push('a1 end'); });
-    const a2 = withFileLock('/x/a', async () => { events.push('a2 start'); });
-    const b1 = withFileLock('/x/b', async () => { events.push('b1 start'); });
+    const a1 = withFileLock('/x/a', async () => {
+      events.push('a1 start');
+      await gate;
+      events.push('a1 end');
+    });
+    const a2 = withFileLock('/x/a', async () => {
+      events.push('a2 start');
+    });
+    const b1 = withFileLock('/x/b', async () => {
+      events.push('b1 start');
+    });
     await b1;
     expect(events).toEqual(['a1 start', 'b1 start']);
     releaseFirst();
@@ -104,7 +112,11 @@ describe('withFileLock', () => {
   });
 
   it('releases the lock when the holder throws', async () => {
-    await expect(withFileLock('/x/c', async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+    await expect(
+      withFileLock('/x/c', async () => {
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     await expect(withFileLock('/x/c', async () => 'next')).resolves.toBe('next');
   });
 });
@@ -114,14 +126,18 @@ describe('ReadTracker', () => {
     const t = new ReadTracker();
     const p = path.join(root, 'tracked.txt');
     await writeFile(p, 'v1');
-    await expect(t.assertFresh('s', p, 'tracked.txt')).rejects.toThrow('File tracked.txt has not been read in this session. Read it first');
+    await expect(t.assertFresh('s', p, 'tracked.txt')).rejects.toThrow(
+      'File tracked.txt has not been read in this session. Read it first',
+    );
     await t.recordNow('s', p);
     await expect(t.assertFresh('s', p)).resolves.toBeUndefined();
     await writeFile(p, 'v2 longer');
     const err = await t.assertFresh('s', p, 'tracked.txt').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StaleFileError);
     expect((err as StaleFileError).reason).toBe('changed');
-    expect((err as Error).message).toMatch(/^File tracked\.txt has changed on disk since it was read \(\d\d:\d\d:\d\d\)\. Read it again before editing\.$/);
+    expect((err as Error).message).toMatch(
+      /^File tracked\.txt has changed on disk since it was read \(\d\d:\d\d:\d\d\)\. Read it again before editing\.$/,
+    );
     await t.recordNow('s', p);
     await expect(t.assertFresh('s', p)).resolves.toBeUndefined();
     t.forget('s');

@@ -86,6 +86,8 @@ describe('write', () => {
     await expect(doWrite({ filePath: 'a/b', content: 'x' })).rejects.toThrow(/a\/b is a directory/);
     const edge = 'x'.repeat(MAX_WRITE_BYTES);
     await expect(doWrite({ filePath: 'edge.bin.txt', content: edge })).resolves.toBeDefined();
-    await expect(doWrite({ filePath: 'over.txt', content: edge + 'x' })).rejects.toThrow(/above the 52428800-byte limit/);
+    await expect(doWrite({ filePath: 'over.txt', content: edge + 'x' })).rejects.toThrow(
+      /above the 52428800-byte limit/,
+    );
   });
 });

@@ -59,4 +59,6 @@ console.log(`adapter overhead: ${N} invokes (CPU time)`);
 console.log(`  bare DynamicStructuredTool: ${bareMs.toFixed(0)} ms (${((bareMs * 1000) / N).toFixed(1)} us/call)`);
 console.log(`  agent-toolbelt adapter:     ${oursMs.toFixed(0)} ms (${((oursMs * 1000) / N).toFixed(1)} us/call)`);
 console.log(`  total ratio = ${(oursMs / bareMs).toFixed(3)}`);
-console.log(`  ratio = ${ratio.toFixed(3)} (median of ${ROUNDS} rounds; target <= 1.15) ${ratio <= 1.15 ? 'OK' : 'OVER TARGET'}`);
+console.log(
+  `  ratio = ${ratio.toFixed(3)} (median of ${ROUNDS} rounds; target <= 1.15) ${ratio <= 1.15 ? 'OK' : 'OVER TARGET'}`,
+);

@@ -18,8 +18,12 @@ function bare(command, cwd) {
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-c', command], { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let bytes = 0;
-    child.stdout.on('data', (b) => { bytes += b.length; });
-    child.stderr.on('data', (b) => { bytes += b.length; });
+    child.stdout.on('data', (b) => {
+      bytes += b.length;
+    });
+    child.stderr.on('data', (b) => {
+      bytes += b.length;
+    });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, bytes }));
   });
@@ -37,7 +41,13 @@ function bareToFile(command, cwd, file) {
   });
 }
 
-const ctx = () => ({ sessionID: 'bench', messageID: 'm', agent: 'bench', abort: new AbortController().signal, metadata() {} });
+const ctx = () => ({
+  sessionID: 'bench',
+  messageID: 'm',
+  agent: 'bench',
+  abort: new AbortController().signal,
+  metadata() {},
+});
 
 async function time(fn) {
   const t0 = process.hrtime.bigint();
@@ -51,16 +61,22 @@ const ours = (command) => tool.execute(tool.parameters.parse({ command, descript
 
 try {
   // Warm up both paths.
-  for (let i = 0; i < 3; i++) { await bare('true', dir); await ours('true'); }
+  for (let i = 0; i < 3; i++) {
+    await bare('true', dir);
+    await ours('true');
+  }
 
   // Short commands, interleaved so machine noise hits both sides alike.
   const cmd = 'echo hello; ls >/dev/null';
-  let bareMs = 0, oursMs = 0;
+  let bareMs = 0,
+    oursMs = 0;
   for (let i = 0; i < SHORT_RUNS; i++) {
     bareMs += (await time(() => bare(cmd, dir))).ms;
     oursMs += (await time(() => ours(cmd))).ms;
   }
-  console.log(`short command x${SHORT_RUNS}: bare spawn ${(bareMs / SHORT_RUNS).toFixed(2)} ms/run, bash tool ${(oursMs / SHORT_RUNS).toFixed(2)} ms/run`);
+  console.log(
+    `short command x${SHORT_RUNS}: bare spawn ${(bareMs / SHORT_RUNS).toFixed(2)} ms/run, bash tool ${(oursMs / SHORT_RUNS).toFixed(2)} ms/run`,
+  );
   console.log(`  ratio = ${(oursMs / bareMs).toFixed(2)} (target <= 1.5)`);
 
   // Flood: the tool keeps head + tail in memory and streams the rest to a file.
@@ -72,10 +88,16 @@ try {
   const o = await time(() => ours(flood));
   const rssAfter = process.memoryUsage().rss;
   const m = o.r.metadata;
-  console.log(`flood ${(FLOOD_BYTES / 1048576).toFixed(0)} MB: bare spawn (count bytes only) ${b.ms.toFixed(0)} ms, bash tool (head+tail kept, all saved to file) ${o.ms.toFixed(0)} ms`);
+  console.log(
+    `flood ${(FLOOD_BYTES / 1048576).toFixed(0)} MB: bare spawn (count bytes only) ${b.ms.toFixed(0)} ms, bash tool (head+tail kept, all saved to file) ${o.ms.toFixed(0)} ms`,
+  );
   console.log(`  ratio vs counting only = ${(o.ms / b.ms).toFixed(2)} (target <= 2.0)`);
-  console.log(`  bare spawn piped to a file ${bf.ms.toFixed(0)} ms: ratio = ${(o.ms / bf.ms).toFixed(2)} (target <= 1.5; same work: every byte saved)`);
-  console.log(`  tool held at most ${m.maxBufferedChars} chars of ${m.outputChars} (${(m.maxBufferedChars / 1048576).toFixed(3)} MB; target < 0.2 MB); rss delta ${((rssAfter - rssBefore) / 1048576).toFixed(1)} MB`);
+  console.log(
+    `  bare spawn piped to a file ${bf.ms.toFixed(0)} ms: ratio = ${(o.ms / bf.ms).toFixed(2)} (target <= 1.5; same work: every byte saved)`,
+  );
+  console.log(
+    `  tool held at most ${m.maxBufferedChars} chars of ${m.outputChars} (${(m.maxBufferedChars / 1048576).toFixed(3)} MB; target < 0.2 MB); rss delta ${((rssAfter - rssBefore) / 1048576).toFixed(1)} MB`,
+  );
   if (m.outputPath) await rm(m.outputPath, { force: true });
 } finally {
   await rm(dir, { recursive: true, force: true });

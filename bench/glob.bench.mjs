@@ -12,11 +12,12 @@ const tree = path.resolve(process.env.BENCH_TREE ?? path.join(here, '..', 'node_
 const RUNS = Number(process.env.BENCH_RUNS ?? 9);
 const PATTERN = process.env.BENCH_PATTERN ?? '**/*.ts';
 
-
 const tool = await GlobTool.init({ workspaceRoot: tree });
 const ours = () => tool.execute({ pattern: PATTERN }, benchCtx());
 const baseline = () => fg(PATTERN, { cwd: tree, dot: true, onlyFiles: true, followSymbolicLinks: false });
 const r = await ours();
 const raw = await baseline();
-console.log(`tree: ${tree}, pattern: ${PATTERN}: ours ${r.metadata.count} files, fast-glob ${raw.length} files, runs: ${RUNS}`);
+console.log(
+  `tree: ${tree}, pattern: ${PATTERN}: ours ${r.metadata.count} files, fast-glob ${raw.length} files, runs: ${RUNS}`,
+);
 await compare('glob tool vs fast-glob', 1.3, ours, baseline, RUNS);

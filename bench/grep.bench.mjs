@@ -18,7 +18,9 @@ function run(cmd, args, cwd) {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'ignore'] });
     let bytes = 0;
-    child.stdout.on('data', (c) => { bytes += c.length; });
+    child.stdout.on('data', (c) => {
+      bytes += c.length;
+    });
     child.on('error', reject);
     child.on('close', () => resolve(bytes));
   });
@@ -30,17 +32,23 @@ if (rg) {
   const tool = await GrepTool.init({ workspaceRoot: tree, grepBackend: 'rg' });
   const res = await tool.execute({ pattern: PATTERN }, benchCtx());
   console.log(`rg backend: ${res.metadata.matches} matches in ${res.metadata.files} files`);
-  await compare('grep tool (rg) vs rg', 1.3,
+  await compare(
+    'grep tool (rg) vs rg',
+    1.3,
     () => tool.execute({ pattern: PATTERN }, benchCtx()),
     () => run(rg, ['--no-config', '--no-ignore-parent', '--hidden', '-n', '-e', PATTERN, '.'], tree),
-    RUNS);
+    RUNS,
+  );
 } else {
   console.log('rg not on PATH: ripgrep comparison skipped');
 }
 const js = await GrepTool.init({ workspaceRoot: tree, grepBackend: 'js' });
 const res = await js.execute({ pattern: PATTERN }, benchCtx());
 console.log(`js backend: ${res.metadata.matches} matches in ${res.metadata.files} files`);
-await compare('grep tool (js) vs grep -rn', 2,
+await compare(
+  'grep tool (js) vs grep -rn',
+  2,
   () => js.execute({ pattern: PATTERN }, benchCtx()),
   () => run('grep', ['-rnE', PATTERN, '.'], tree),
-  RUNS);
+  RUNS,
+);

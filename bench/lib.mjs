@@ -29,6 +29,8 @@ export async function compare(label, target, ours, baseline, runs) {
     b.push(await timeMs(baseline));
   }
   const ratio = median(a) / median(b);
-  console.log(`${label}: ours ${median(a).toFixed(1)} ms, baseline ${median(b).toFixed(1)} ms, ratio = ${ratio.toFixed(2)} (target <= ${target}) ${ratio <= target ? 'OK' : 'MISSED'}`);
+  console.log(
+    `${label}: ours ${median(a).toFixed(1)} ms, baseline ${median(b).toFixed(1)} ms, ratio = ${ratio.toFixed(2)} (target <= ${target}) ${ratio <= target ? 'OK' : 'MISSED'}`,
+  );
   return ratio;
 }

@@ -17,7 +17,11 @@ if (serve !== -1) {
     const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
     const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
     const server = new McpServer({ name: 'bare', version: '1' });
-    server.registerTool('noop', { description: 'Does nothing', inputSchema: { x: z.number().optional() } }, async () => ({ content: [{ type: 'text', text: 'ok' }] }));
+    server.registerTool(
+      'noop',
+      { description: 'Does nothing', inputSchema: { x: z.number().optional() } },
+      async () => ({ content: [{ type: 'text', text: 'ok' }] }),
+    );
     await server.connect(new StdioServerTransport());
   } else {
     const { Tool, createRegistry, serveMcp } = await import('../dist/index.js');
@@ -59,13 +63,19 @@ if (serve !== -1) {
   const rounds = { ours: [], bare: [] };
   // Interleave short rounds so that machine noise (a shared box) hits both sides alike; compare medians.
   for (let round = 0; round < ROUNDS; round++) {
-    for (const kind of round % 2 ? ['bare', 'ours'] : ['ours', 'bare']) rounds[kind].push(await measure(clients[kind], CALLS));
+    for (const kind of round % 2 ? ['bare', 'ours'] : ['ours', 'bare'])
+      rounds[kind].push(await measure(clients[kind], CALLS));
   }
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const best = { ours: median(rounds.ours), bare: median(rounds.bare) };
-  for (const kind of ['ours', 'bare']) console.log(`${kind.padEnd(4)} rounds: ${rounds[kind].map((x) => x.toFixed(0)).join(' ')} calls/s`);
+  for (const kind of ['ours', 'bare'])
+    console.log(`${kind.padEnd(4)} rounds: ${rounds[kind].map((x) => x.toFixed(0)).join(' ')} calls/s`);
   for (const c of Object.values(clients)) await c.close();
   const ratio = best.ours / best.bare;
-  console.log(`median: ours (serveMcp + pipeline) ${best.ours.toFixed(0)} calls/s; bare SDK McpServer ${best.bare.toFixed(0)} calls/s`);
-  console.log(`ratio = ours / baseline = ${ratio.toFixed(2)} (target >= ${TARGET}) ${ratio >= TARGET ? 'PASS' : 'MISS'}`);
+  console.log(
+    `median: ours (serveMcp + pipeline) ${best.ours.toFixed(0)} calls/s; bare SDK McpServer ${best.bare.toFixed(0)} calls/s`,
+  );
+  console.log(
+    `ratio = ours / baseline = ${ratio.toFixed(2)} (target >= ${TARGET}) ${ratio >= TARGET ? 'PASS' : 'MISS'}`,
+  );
 }

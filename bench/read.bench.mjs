@@ -35,7 +35,9 @@ execFileSync('sed', ['-n', `${FROM},${FROM + COUNT - 1}p;${FROM + COUNT - 1}q`, 
 
 let peak = 0;
 const rss0 = process.memoryUsage().rss;
-const timer = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss); }, 5);
+const timer = setInterval(() => {
+  peak = Math.max(peak, process.memoryUsage().rss);
+}, 5);
 const ours = [];
 let out;
 for (let r = 0; r < 3; r++) {

@@ -10,11 +10,21 @@ const TARGET = 1.5; // ours may spend up to 1.5x the bare baseline (it sanitises
 const ROUNDS = Number(process.env.ROUNDS ?? 40);
 
 function makePage(sections) {
-  const parts = ['<!doctype html><html><head><title>Bench</title><style>body{font:14px sans-serif}</style><script>var x=1;</script></head><body>'];
-  parts.push('<header><nav>' + Array.from({ length: 50 }, (_, i) => `<a href="/n${i}">Nav ${i}</a>`).join(' ') + '</nav></header><main>');
+  const parts = [
+    '<!doctype html><html><head><title>Bench</title><style>body{font:14px sans-serif}</style><script>var x=1;</script></head><body>',
+  ];
+  parts.push(
+    '<header><nav>' +
+      Array.from({ length: 50 }, (_, i) => `<a href="/n${i}">Nav ${i}</a>`).join(' ') +
+      '</nav></header><main>',
+  );
   for (let i = 0; i < sections; i++) {
-    parts.push(`<h2>Section ${i}</h2><p>Paragraph ${i} with <a href="/p/${i}">a link</a>, <b>bold</b> and <code>code()</code>. ${'Lorem ipsum dolor sit amet. '.repeat(8)}</p>`);
-    parts.push(`<ul><li>item a ${i}</li><li>item b ${i}</li></ul><pre><code class="language-js">function f${i}() { return ${i}; }</code></pre>`);
+    parts.push(
+      `<h2>Section ${i}</h2><p>Paragraph ${i} with <a href="/p/${i}">a link</a>, <b>bold</b> and <code>code()</code>. ${'Lorem ipsum dolor sit amet. '.repeat(8)}</p>`,
+    );
+    parts.push(
+      `<ul><li>item a ${i}</li><li>item b ${i}</li></ul><pre><code class="language-js">function f${i}() { return ${i}; }</code></pre>`,
+    );
   }
   parts.push('</main><footer>Footer</footer></body></html>');
   return parts.join('\n');
@@ -57,7 +67,11 @@ for (let k = 0; k < 3; k++) {
 b /= 3;
 o /= 3;
 server.close();
-console.log(`page: ${(page.length / 1024).toFixed(0)} KB html (${(gz.length / 1024).toFixed(0)} KB gzip), ${ROUNDS}x3 rounds`);
+console.log(
+  `page: ${(page.length / 1024).toFixed(0)} KB html (${(gz.length / 1024).toFixed(0)} KB gzip), ${ROUNDS}x3 rounds`,
+);
 console.log(`baseline (fetch + turndown): ${b.toFixed(2)} ms/page`);
 console.log(`ours (webfetch markdown):    ${o.toFixed(2)} ms/page, output ${(sample.length / 1024).toFixed(0)} KB`);
-console.log(`ratio = ours / baseline = ${(o / b).toFixed(2)} (target <= ${TARGET}) ${o / b <= TARGET ? 'OK' : 'MISSED'}`);
+console.log(
+  `ratio = ours / baseline = ${(o / b).toFixed(2)} (target <= ${TARGET}) ${o / b <= TARGET ? 'OK' : 'MISSED'}`,
+);

@@ -56,7 +56,11 @@ export async function checkProvider(provider: string, deps: ModelLoaderDeps = {}
     await importModule(known.pkg);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' || /Cannot find (module|package)/.test(String((err as Error).message))) {
+    if (
+      code === 'ERR_MODULE_NOT_FOUND' ||
+      code === 'MODULE_NOT_FOUND' ||
+      /Cannot find (module|package)/.test(String((err as Error).message))
+    ) {
       throw new ModelConfigError(
         `The model provider "${provider}" needs the package ${known.pkg}, which is not installed. Install it with: npm install ${known.pkg}`,
       );

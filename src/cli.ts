@@ -70,16 +70,29 @@ const COMMON: ParseArgsConfig['options'] = {
   help: { type: 'boolean', short: 'h' },
 };
 
-const COMMANDS: Record<string, { options: ParseArgsConfig['options']; positionals: [number, number]; usage: string }> = {
-  list: { options: { json: { type: 'boolean' } }, positionals: [0, 0], usage: 'toolbelt list [--permissions LIST] [--json]' },
-  run: {
-    options: { session: { type: 'string' }, timeout: { type: 'string' }, json: { type: 'boolean' } },
-    positionals: [1, 2],
-    usage: `toolbelt run <tool> ['<json args>'] [--workspace DIR] [--session ID]`,
-  },
-  mcp: { options: { http: { type: 'string' }, host: { type: 'string' } }, positionals: [0, 0], usage: 'toolbelt mcp [--http PORT] [--permissions LIST]' },
-  agent: { options: { model: { type: 'string' } }, positionals: [1, 1], usage: 'toolbelt agent "<task>" --model provider:model' },
-};
+const COMMANDS: Record<string, { options: ParseArgsConfig['options']; positionals: [number, number]; usage: string }> =
+  {
+    list: {
+      options: { json: { type: 'boolean' } },
+      positionals: [0, 0],
+      usage: 'toolbelt list [--permissions LIST] [--json]',
+    },
+    run: {
+      options: { session: { type: 'string' }, timeout: { type: 'string' }, json: { type: 'boolean' } },
+      positionals: [1, 2],
+      usage: `toolbelt run <tool> ['<json args>'] [--workspace DIR] [--session ID]`,
+    },
+    mcp: {
+      options: { http: { type: 'string' }, host: { type: 'string' } },
+      positionals: [0, 0],
+      usage: 'toolbelt mcp [--http PORT] [--permissions LIST]',
+    },
+    agent: {
+      options: { model: { type: 'string' } },
+      positionals: [1, 1],
+      usage: 'toolbelt agent "<task>" --model provider:model',
+    },
+  };
 
 type Values = Record<string, string | boolean | string[] | undefined>;
 
@@ -101,7 +114,9 @@ export async function main(argv: string[]): Promise<number> {
     try {
       parsed = parseArgs({ args: rest, options: { ...COMMON, ...spec.options }, allowPositionals: true, strict: true });
     } catch (err) {
-      throw new UsageError(`${(err as Error).message.replace(/\. To specify a positional argument.*$/s, '.')}\nUsage: ${spec.usage}`);
+      throw new UsageError(
+        `${(err as Error).message.replace(/\. To specify a positional argument.*$/s, '.')}\nUsage: ${spec.usage}`,
+      );
     }
     const values = parsed.values as Values;
     if (values.help) {
@@ -158,7 +173,10 @@ async function makeRegistry(values: Values): Promise<Setup> {
   if (values.workspace !== undefined) {
     const root = path.resolve(String(values.workspace));
     const st = await stat(root).catch(() => undefined);
-    if (!st?.isDirectory()) throw new UsageError(`--workspace ${JSON.stringify(values.workspace)} is not a directory (${root}). Create it or pass another.`);
+    if (!st?.isDirectory())
+      throw new UsageError(
+        `--workspace ${JSON.stringify(values.workspace)} is not a directory (${root}). Create it or pass another.`,
+      );
     initCtx.workspaceRoot = root;
   }
   const registry = createRegistry();
@@ -196,7 +214,9 @@ async function loadToolsModule(registry: ToolRegistryImpl, file: string): Promis
       registry.register(t.info, { permissions: t.permissions, descriptionPath: t.descriptionPath, replace: true });
     }
   } else {
-    throw new UsageError(`${abs} must default-export (registry) => void or an array of { info, permissions, descriptionPath? }.`);
+    throw new UsageError(
+      `${abs} must default-export (registry) => void or an array of { info, permissions, descriptionPath? }.`,
+    );
   }
 }
 
@@ -221,21 +241,26 @@ async function list({ registry, initCtx, grant }: Setup, values: Values): Promis
     return 0;
   }
   if (!rows.length) {
-    process.stderr.write(`toolbelt: no tools allowed by permissions ${grant.join(',') || '(none)'} (${registry.size} registered).\n`);
+    process.stderr.write(
+      `toolbelt: no tools allowed by permissions ${grant.join(',') || '(none)'} (${registry.size} registered).\n`,
+    );
     return 0;
   }
   const width = Math.max(...rows.map((r) => r.name.length));
   for (const r of rows) {
     const perms = [...r.permissions.required, ...(r.permissions.optional ?? []).map((p) => `${p}?`)].join(',') || '-';
     const first = r.description.split('\n').find((l) => l.trim()) ?? '';
-    process.stdout.write(`${r.name.padEnd(width)}  [${perms}]  ${first.length > 100 ? `${first.slice(0, 97)}...` : first}\n`);
+    process.stdout.write(
+      `${r.name.padEnd(width)}  [${perms}]  ${first.length > 100 ? `${first.slice(0, 97)}...` : first}\n`,
+    );
   }
   return 0;
 }
 
 async function run({ registry, initCtx, grant }: Setup, values: Values, positionals: string[]): Promise<number> {
   const [toolId, json = '{}'] = positionals;
-  if (!registry.has(toolId)) throw new UsageError(registry.unknownToolMessage(toolId).replace(' Call one of those instead.', ''));
+  if (!registry.has(toolId))
+    throw new UsageError(registry.unknownToolMessage(toolId).replace(' Call one of those instead.', ''));
   let args: unknown;
   try {
     args = JSON.parse(json);
@@ -248,11 +273,16 @@ async function run({ registry, initCtx, grant }: Setup, values: Values, position
   let timeoutMs: number | undefined;
   if (values.timeout !== undefined) {
     timeoutMs = Number(values.timeout);
-    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new UsageError(`--timeout must be a positive number of milliseconds, got ${JSON.stringify(values.timeout)}.`);
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+      throw new UsageError(
+        `--timeout must be a positive number of milliseconds, got ${JSON.stringify(values.timeout)}.`,
+      );
   }
   const sessionArg = values.session as string | undefined;
   if (sessionArg !== undefined && !SESSION_ID_PATTERN.test(sessionArg)) {
-    throw new UsageError(`--session ${JSON.stringify(sessionArg)} is not a valid session id: use 1-128 letters, digits, ".", "_" or "-".`);
+    throw new UsageError(
+      `--session ${JSON.stringify(sessionArg)} is not a valid session id: use 1-128 letters, digits, ".", "_" or "-".`,
+    );
   }
   const sessionID = sessionArg ?? `cli-${randomUUID()}`;
   const session = sessionArg ? await PersistedSession.open(sessionArg, initCtx) : undefined;
@@ -276,7 +306,11 @@ async function run({ registry, initCtx, grant }: Setup, values: Values, position
       return final.success ? 0 : 1;
     }
     for (const a of final.result.attachments ?? []) {
-      const size = a.data ? `${Math.floor((a.data.length * 3) / 4)} bytes` : a.text !== undefined ? `${a.text.length} chars` : 'link';
+      const size = a.data
+        ? `${Math.floor((a.data.length * 3) / 4)} bytes`
+        : a.text !== undefined
+          ? `${a.text.length} chars`
+          : 'link';
       process.stderr.write(`[${toolId}] attachment: ${a.type} ${a.mime}${a.uri ? ` ${a.uri}` : ''} (${size})\n`);
     }
     if (!final.success) {
@@ -319,10 +353,15 @@ async function mcp({ registry, initCtx, grant }: Setup, values: Values): Promise
     return 0;
   }
   const port = Number(values.http);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--http needs a port number 0-65535 (0 picks a free one), got ${JSON.stringify(values.http)}.`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(
+      `--http needs a port number 0-65535 (0 picks a free one), got ${JSON.stringify(values.http)}.`,
+    );
   const host = values.host === undefined ? undefined : String(values.host);
   const serving = await serveMcp(registry, { transport: 'http', port, host, permissions: grant, initCtx });
-  process.stderr.write(`toolbelt: serving ${registry.enabled(grant).length} tools over MCP Streamable HTTP at ${serving.url}\n`);
+  process.stderr.write(
+    `toolbelt: serving ${registry.enabled(grant).length} tools over MCP Streamable HTTP at ${serving.url}\n`,
+  );
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
@@ -334,7 +373,10 @@ async function mcp({ registry, initCtx, grant }: Setup, values: Values): Promise
 async function agent({ registry, initCtx, grant }: Setup, values: Values, task: string): Promise<number> {
   const { loadChatModel } = await import('./chat-model.js');
   const spec = (values.model as string | undefined) ?? process.env.TOOLBELT_MODEL;
-  if (!spec) throw new UsageError('toolbelt agent needs a model: pass --model provider:model (e.g. openai:gpt-4o-mini) or set TOOLBELT_MODEL.');
+  if (!spec)
+    throw new UsageError(
+      'toolbelt agent needs a model: pass --model provider:model (e.g. openai:gpt-4o-mini) or set TOOLBELT_MODEL.',
+    );
   const model = await loadChatModel(spec);
   const tools = await registry.tools({
     enabledPermissions: grant,
@@ -376,11 +418,17 @@ class PersistedSession {
 
   static async open(id: string, initCtx: Tool.InitContext): Promise<PersistedSession> {
     const root = String(initCtx.workspaceRoot ?? initCtx.workingDir ?? process.cwd());
-    const dir = process.env.TOOLBELT_STATE_DIR ?? path.join(os.tmpdir(), `agent-toolbelt-${os.userInfo().uid}`, 'sessions');
+    const dir =
+      process.env.TOOLBELT_STATE_DIR ?? path.join(os.tmpdir(), `agent-toolbelt-${os.userInfo().uid}`, 'sessions');
     const key = createHash('sha256').update(`${root}\0${id}`).digest('hex').slice(0, 32);
     const session = new PersistedSession(id, path.join(dir, `${key}.json`));
     try {
-      const saved = JSON.parse(await readFile(session.file, 'utf8')) as Array<{ path: string; mtimeNs: string; size: string; ino: string }>;
+      const saved = JSON.parse(await readFile(session.file, 'utf8')) as Array<{
+        path: string;
+        mtimeNs: string;
+        size: string;
+        ino: string;
+      }>;
       for (const r of saved) {
         const stamp = { mtimeNs: BigInt(r.mtimeNs), size: BigInt(r.size), ino: BigInt(r.ino) };
         session.files.set(r.path, stamp);
@@ -402,7 +450,9 @@ class PersistedSession {
   }
 
   async save(): Promise<void> {
-    const entries = [...this.files].slice(-MAX_SESSION_FILES).map(([p, s]) => ({ path: p, mtimeNs: String(s.mtimeNs), size: String(s.size), ino: String(s.ino) }));
+    const entries = [...this.files]
+      .slice(-MAX_SESSION_FILES)
+      .map(([p, s]) => ({ path: p, mtimeNs: String(s.mtimeNs), size: String(s.size), ino: String(s.ino) }));
     await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
     const tmp = `${this.file}.${process.pid}.tmp`;
     await writeFile(tmp, JSON.stringify(entries), { mode: 0o600 });

@@ -62,8 +62,14 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), 'toolbelt-demo-')));
   try {
     await mkdir(path.join(workspace, 'src'));
-    await writeFile(path.join(workspace, 'src', 'greet.ts'), "export const greeting = 'Hello, world';\n\nexport function greet(name: string): string {\n  return `${greeting}, ${name}!`;\n}\n");
-    await writeFile(path.join(workspace, 'src', 'main.ts'), "import { greet } from './greet.js';\n\nconsole.log(greet('demo'));\n");
+    await writeFile(
+      path.join(workspace, 'src', 'greet.ts'),
+      "export const greeting = 'Hello, world';\n\nexport function greet(name: string): string {\n  return `${greeting}, ${name}!`;\n}\n",
+    );
+    await writeFile(
+      path.join(workspace, 'src', 'main.ts'),
+      "import { greet } from './greet.js';\n\nconsole.log(greet('demo'));\n",
+    );
     await writeFile(path.join(workspace, 'README.md'), '# demo project\n\nPrints a greeting.\n');
 
     let mode: DemoResult['mode'] = 'offline';
@@ -76,7 +82,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     }
     if (!model) model = await scriptedModel();
 
-    print(`agent-toolbelt demo (${mode === 'model' ? `model ${spec}` : 'offline, scripted fakeModel; set TOOLBELT_MODEL in .env to use a real model'})`);
+    print(
+      `agent-toolbelt demo (${mode === 'model' ? `model ${spec}` : 'offline, scripted fakeModel; set TOOLBELT_MODEL in .env to use a real model'})`,
+    );
     print(`workspace: ${workspace}`);
     print(`task: ${TASK}`);
     print('');
@@ -88,7 +96,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       onToolResult: (u) => {
         updates.push(u);
         if (u.status === 'running') {
-          print(`    ... ${u.toolId}: ${u.result.title || 'running'}${Object.keys(u.result.metadata).length ? ` ${brief(u.result.metadata)}` : ''}`);
+          print(
+            `    ... ${u.toolId}: ${u.result.title || 'running'}${Object.keys(u.result.metadata).length ? ` ${brief(u.result.metadata)}` : ''}`,
+          );
           return;
         }
         print(`    ${u.success ? 'ok' : 'FAILED'} ${u.toolId}: ${u.result.title} (${u.durationMs} ms)`);
@@ -104,7 +114,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     const agent = createAgent({ model: model as never, tools, systemPrompt: SYSTEM_PROMPT });
     const toolCalls: string[] = [];
     let finalAnswer = '';
-    const stream = await agent.stream({ messages: [new HumanMessage(TASK)] }, { streamMode: 'updates', recursionLimit: 40 });
+    const stream = await agent.stream(
+      { messages: [new HumanMessage(TASK)] },
+      { streamMode: 'updates', recursionLimit: 40 },
+    );
     for await (const chunk of stream) {
       for (const update of Object.values(chunk as Record<string, { messages?: unknown[] } | undefined>)) {
         for (const m of update?.messages ?? []) {
@@ -127,7 +140,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       throw new Error(`The demo task was not done: src/greet.ts still reads ${JSON.stringify(after.split('\n')[0])}.`);
     }
     print('');
-    print(`done: src/greet.ts now starts with ${JSON.stringify(after.split('\n')[0])}; ${toolCalls.length} tool calls.`);
+    print(
+      `done: src/greet.ts now starts with ${JSON.stringify(after.split('\n')[0])}; ${toolCalls.length} tool calls.`,
+    );
     if (options.keep) print(`(workspace kept at ${workspace})`);
     return { workspace, mode, toolCalls, finalAnswer, updates };
   } finally {
@@ -142,9 +157,17 @@ async function scriptedModel(): Promise<unknown> {
   return fakeModel()
     .respondWithTools([{ name: 'grep', args: { pattern: 'Hello, world', path: '.' }, id: 'call_grep' }])
     .respondWithTools([{ name: 'read', args: { filePath: 'src/greet.ts' }, id: 'call_read' }])
-    .respondWithTools([{ name: 'edit', args: { filePath: 'src/greet.ts', oldString: "'Hello, world'", newString: "'Hi, world'" }, id: 'call_edit' }])
+    .respondWithTools([
+      {
+        name: 'edit',
+        args: { filePath: 'src/greet.ts', oldString: "'Hello, world'", newString: "'Hi, world'" },
+        id: 'call_edit',
+      },
+    ])
     .respondWithTools([{ name: 'read', args: { filePath: 'src/greet.ts', limit: 1 }, id: 'call_check' }])
-    .respond(new AIMessage('Changed the greeting in src/greet.ts from "Hello, world" to "Hi, world" and checked the file.'));
+    .respond(
+      new AIMessage('Changed the greeting in src/greet.ts from "Hello, world" to "Hi, world" and checked the file.'),
+    );
 }
 
 function brief(value: unknown, max = 160): string {

@@ -5,9 +5,13 @@ import type { Tool } from './tool.js';
 
 /** The values `${workspace}`, `${directory}` and `${cwd}` expand to for an init context. */
 export function templateVariables(initCtx: Tool.InitContext = {}): Record<string, string> {
-  const directory = path.resolve(typeof initCtx.workingDir === 'string' && initCtx.workingDir ? initCtx.workingDir : process.cwd());
+  const directory = path.resolve(
+    typeof initCtx.workingDir === 'string' && initCtx.workingDir ? initCtx.workingDir : process.cwd(),
+  );
   const workspace = path.resolve(
-    (typeof initCtx.workspaceRoot === 'string' && initCtx.workspaceRoot) || process.env.AGENT_WORKSPACE_ROOT || directory,
+    (typeof initCtx.workspaceRoot === 'string' && initCtx.workspaceRoot) ||
+      process.env.AGENT_WORKSPACE_ROOT ||
+      directory,
   );
   return { workspace, directory, cwd: directory };
 }
@@ -48,7 +52,12 @@ export async function loadDescription(
     problem = `description file ${descriptionPath} could not be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
   }
   if (!inline || !inline.trim()) {
-    throw new Error(`Tool "${toolId}": ${problem}, and the tool has no inline description to fall back to. Fix the path or add a description.`);
+    throw new Error(
+      `Tool "${toolId}": ${problem}, and the tool has no inline description to fall back to. Fix the path or add a description.`,
+    );
   }
-  return { text: renderTemplate(inline, vars), warning: `Tool "${toolId}": ${problem}; using the inline description instead.` };
+  return {
+    text: renderTemplate(inline, vars),
+    warning: `Tool "${toolId}": ${problem}; using the inline description instead.`,
+  };
 }

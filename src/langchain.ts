@@ -6,7 +6,12 @@
  */
 import { DynamicStructuredTool } from '@langchain/core/tools';
 import { ToolMessage } from '@langchain/core/messages';
-import { CallbackManager, parseCallbackConfigArg, type CallbackManagerForToolRun, type Callbacks } from '@langchain/core/callbacks/manager';
+import {
+  CallbackManager,
+  parseCallbackConfigArg,
+  type CallbackManagerForToolRun,
+  type Callbacks,
+} from '@langchain/core/callbacks/manager';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { Tool } from './tool.js';
 import { runCall, type OnToolResult, type PipelineHost, type ToolFinalUpdate, type ToolUpdate } from './pipeline.js';
@@ -68,16 +73,29 @@ export class ToolbeltTool extends DynamicStructuredTool {
 
   /** Runs one call; used by `invoke` (with a ToolCall or plain arguments). */
   override async call(arg: unknown, configArg?: Callbacks | RunnableConfig, tags?: string[]): Promise<never> {
-    const config = parseCallbackConfigArg(configArg) as RunnableConfig & { toolCall?: ToolCallLike; writer?: (chunk: unknown) => void };
+    const config = parseCallbackConfigArg(configArg) as RunnableConfig & {
+      toolCall?: ToolCallLike;
+      writer?: (chunk: unknown) => void;
+    };
     const toolCall = isToolCall(arg) ? arg : config.toolCall;
     const input = isToolCall(arg) ? arg.args : arg;
     const toolCallId = toolCall?.id;
-    const callbackManager = CallbackManager.configure(config.callbacks, this.callbacks, config.tags || tags, this.tags, config.metadata, this.metadata, {
-      verbose: this.verbose,
-    });
+    const callbackManager = CallbackManager.configure(
+      config.callbacks,
+      this.callbacks,
+      config.tags || tags,
+      this.tags,
+      config.metadata,
+      this.metadata,
+      {
+        verbose: this.verbose,
+      },
+    );
     const runManager = await callbackManager?.handleToolStart(
       this.toJSON(),
-      input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : JSON.stringify(input ?? null),
+      input && typeof input === 'object' && !Array.isArray(input)
+        ? (input as Record<string, unknown>)
+        : JSON.stringify(input ?? null),
       config.runId,
       undefined,
       undefined,
@@ -85,7 +103,12 @@ export class ToolbeltTool extends DynamicStructuredTool {
       config.runName ?? this.name,
       toolCallId,
     );
-    const final = await this.run(input, { callID: toolCallId, signal: config.signal, writer: config.writer, runManager });
+    const final = await this.run(input, {
+      callID: toolCallId,
+      signal: config.signal,
+      writer: config.writer,
+      runManager,
+    });
     const content = contentOf(final);
     const output = toolCallId
       ? new ToolMessage({
@@ -103,7 +126,12 @@ export class ToolbeltTool extends DynamicStructuredTool {
 
   private run(
     input: unknown,
-    via: { callID?: string; signal?: AbortSignal; writer?: (chunk: unknown) => void; runManager?: CallbackManagerForToolRun },
+    via: {
+      callID?: string;
+      signal?: AbortSignal;
+      writer?: (chunk: unknown) => void;
+      runManager?: CallbackManagerForToolRun;
+    },
   ): Promise<ToolFinalUpdate> {
     const { options, tool } = this;
     const callID = via.callID ?? `call-${Math.random().toString(36).slice(2)}`;

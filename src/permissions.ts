@@ -18,11 +18,15 @@ export type PermissionGrant = ReadonlySet<ToolPermission> | readonly ToolPermiss
 /** Throws a clear error for anything that is not a known permission. */
 export function assertPermissions(perms: ToolPermissions, toolId: string): void {
   if (!perms || !Array.isArray(perms.required)) {
-    throw new Error(`Tool "${toolId}": permissions must be { required: ToolPermission[], optional?: ToolPermission[] }.`);
+    throw new Error(
+      `Tool "${toolId}": permissions must be { required: ToolPermission[], optional?: ToolPermission[] }.`,
+    );
   }
   for (const p of [...perms.required, ...(perms.optional ?? [])]) {
     if (!ALL_PERMISSIONS.includes(p)) {
-      throw new Error(`Tool "${toolId}": unknown permission ${JSON.stringify(p)}. Known permissions: ${ALL_PERMISSIONS.join(', ')}.`);
+      throw new Error(
+        `Tool "${toolId}": unknown permission ${JSON.stringify(p)}. Known permissions: ${ALL_PERMISSIONS.join(', ')}.`,
+      );
     }
   }
 }
@@ -46,7 +50,9 @@ export function parsePermissionList(text: string): ToolPermission[] {
     if (!p) continue;
     if (p === 'all') return [...ALL_PERMISSIONS];
     if (!ALL_PERMISSIONS.includes(p as ToolPermission)) {
-      throw new Error(`Unknown permission ${JSON.stringify(p)}. Use a comma-separated list of: ${ALL_PERMISSIONS.join(', ')} (or "all").`);
+      throw new Error(
+        `Unknown permission ${JSON.stringify(p)}. Use a comma-separated list of: ${ALL_PERMISSIONS.join(', ')} (or "all").`,
+      );
     }
     out.push(p as ToolPermission);
   }

@@ -50,7 +50,8 @@ export class Semaphore {
   }
 
   private static check(limit: number): void {
-    if (!Number.isInteger(limit) || limit < 1) throw new Error(`Concurrency limit must be a positive integer, got ${limit}.`);
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new Error(`Concurrency limit must be a positive integer, got ${limit}.`);
   }
 
   /** Calls holding a slot now. */
@@ -284,7 +285,12 @@ type Issue = z.core.$ZodIssue;
 
 function formatIssues(toolId: string, issues: readonly Issue[]): string {
   const lines = issues.slice(0, 10).map((issue) => {
-    const where = issue.path.length ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[') : '(arguments)';
+    const where = issue.path.length
+      ? issue.path
+          .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+          .join('.')
+          .replace(/\.\[/g, '[')
+      : '(arguments)';
     return `- ${where}: ${issue.message}`;
   });
   if (issues.length > 10) lines.push(`- ... and ${issues.length - 10} more problems`);
@@ -319,7 +325,8 @@ function repair(input: unknown, issues: readonly Issue[]): unknown {
     else if (typeof value === 'string') {
       const v = value.trim();
       if (expected === 'boolean' && /^(true|false)$/i.test(v)) next = v.toLowerCase() === 'true';
-      else if ((expected === 'number' || expected === 'int') && v !== '' && Number.isFinite(Number(v))) next = Number(v);
+      else if ((expected === 'number' || expected === 'int') && v !== '' && Number.isFinite(Number(v)))
+        next = Number(v);
       else if (expected === 'array' || expected === 'object') {
         const parsed = tryJson(v);
         if (parsed !== undefined && (expected === 'array') === Array.isArray(parsed)) next = parsed;
@@ -346,7 +353,11 @@ function getAt(root: unknown, p: readonly PropertyKey[]): unknown {
 }
 
 /** The timeout a call runs under, or undefined for none. */
-export function effectiveTimeout(tool: Tool.Initialized, registryDefault: number, override?: number): number | undefined {
+export function effectiveTimeout(
+  tool: Tool.Initialized,
+  registryDefault: number,
+  override?: number,
+): number | undefined {
   const policy = tool.timeout ?? {};
   let ms = override ?? (policy.managed ? undefined : (policy.defaultMs ?? registryDefault));
   if (ms !== undefined && policy.maxMs !== undefined) ms = Math.min(ms, policy.maxMs);
@@ -398,21 +409,21 @@ class CallContext implements Tool.Context {
  */
 class Call {
   // Fields are declared and assigned in the constructor (see CallContext for why).
-  private declare readonly host: PipelineHost;
-  private declare readonly req: CallRequest;
-  private declare readonly toolId: string;
-  private declare readonly callID: string;
-  private declare readonly started: number;
+  declare private readonly host: PipelineHost;
+  declare private readonly req: CallRequest;
+  declare private readonly toolId: string;
+  declare private readonly callID: string;
+  declare private readonly started: number;
   /** Title and metadata reported so far by `ctx.metadata` (made on the first report). */
-  private declare partial?: { title: string; metadata: Tool.Metadata };
-  private declare settled: boolean;
+  declare private partial?: { title: string; metadata: Tool.Metadata };
+  declare private settled: boolean;
   /** Made only when someone asks for it (ctx.abort, a wait in the queue): AbortControllers are costly. */
-  private declare controller?: AbortController;
-  private declare stopped?: Error;
-  private declare abortMessage: string;
+  declare private controller?: AbortController;
+  declare private stopped?: Error;
+  declare private abortMessage: string;
   /** Set while the tool runs: stopping rejects the race directly (no signal listener per call). */
-  private declare interrupt?: (err: Error) => void;
-  private declare onCallerAbort?: () => void;
+  declare private interrupt?: (err: Error) => void;
+  declare private onCallerAbort?: () => void;
 
   constructor(host: PipelineHost, req: CallRequest) {
     this.host = host;
@@ -432,7 +443,8 @@ class Call {
   async run(): Promise<ToolFinalUpdate> {
     const { host, req, toolId } = this;
     const tool = req.tool;
-    if (host.listening) host.emit({ type: 'requested', toolId, callID: this.callID, args: req.args, timestamp: this.started });
+    if (host.listening)
+      host.emit({ type: 'requested', toolId, callID: this.callID, args: req.args, timestamp: this.started });
 
     let args: unknown;
     try {
@@ -509,7 +521,9 @@ class Call {
     const { req } = this;
     const reason: unknown = req.signal?.aborted ? req.signal.reason : req.ctx?.abort?.reason;
     const why = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : '';
-    this.stop(`Tool "${this.toolId}" was aborted${why && why !== 'This operation was aborted' ? ` (${why})` : ''} before it finished.`);
+    this.stop(
+      `Tool "${this.toolId}" was aborted${why && why !== 'This operation was aborted' ? ` (${why})` : ''} before it finished.`,
+    );
   }
 
   private timedOut(timeoutMs: number): void {
@@ -541,22 +555,36 @@ class Call {
       timestamp: Date.now(),
     };
     this.deliver(update);
-    if (this.host.listening) this.host.emit({ type: 'progress', toolId: this.toolId, callID: this.callID, update, timestamp: update.timestamp });
+    if (this.host.listening)
+      this.host.emit({
+        type: 'progress',
+        toolId: this.toolId,
+        callID: this.callID,
+        update,
+        timestamp: update.timestamp,
+      });
   }
 
   private complete(result: Tool.Result): ToolFinalUpdate | Promise<ToolFinalUpdate> {
     const { toolId, host } = this;
     if (!result || typeof result !== 'object' || typeof result.output !== 'string') {
-      return this.fail(`Tool "${toolId}" returned an invalid result (expected { title, metadata, output }). This is a bug in the tool.`);
+      return this.fail(
+        `Tool "${toolId}" returned an invalid result (expected { title, metadata, output }). This is a bug in the tool.`,
+      );
     }
     // The tool's metadata object is shared, not copied: the pipeline only adds to it when it
     // truncates or reports an error, and copies it then.
     const metadata = (result.metadata ?? {}) as Tool.Metadata;
-    const final: Tool.Result = { title: result.title ?? this.partial?.title ?? toolId, metadata, output: result.output };
+    const final: Tool.Result = {
+      title: result.title ?? this.partial?.title ?? toolId,
+      metadata,
+      output: result.output,
+    };
     if (result.attachments?.length) final.attachments = result.attachments;
     if (metadata.error) {
       // The model reads `output`; make sure it carries the error, whatever else the tool wrote.
-      const message = typeof metadata.error === 'string' ? metadata.error : final.output || `Tool "${toolId}" reported an error.`;
+      const message =
+        typeof metadata.error === 'string' ? metadata.error : final.output || `Tool "${toolId}" reported an error.`;
       if (!final.output) final.output = message;
       else if (!final.output.includes(message)) final.output = `${final.output}\n\nError: ${message}`;
       return this.finish(message, final);
@@ -572,7 +600,12 @@ class Call {
         },
         (err: Error) => {
           // Saving the full output failed (disk full?): cut without the file rather than lose the call.
-          host.emit({ type: 'warning', toolId, message: `Could not save the full output: ${err.message}`, timestamp: Date.now() });
+          host.emit({
+            type: 'warning',
+            toolId,
+            message: `Could not save the full output: ${err.message}`,
+            timestamp: Date.now(),
+          });
           const cut = final.output.slice(0, host.truncate.maxBytes ?? DEFAULT_MAX_BYTES);
           final.output = `${cut}\n\n... output truncated (the full output could not be saved: ${err.message}).`;
           final.metadata = { ...metadata, truncated: true };
@@ -585,7 +618,11 @@ class Call {
 
   private fail(message: string): ToolFinalUpdate {
     const { partial } = this;
-    return this.finish(message, { title: partial?.title || this.toolId, metadata: { ...partial?.metadata, error: message }, output: message });
+    return this.finish(message, {
+      title: partial?.title || this.toolId,
+      metadata: { ...partial?.metadata, error: message },
+      output: message,
+    });
   }
 
   private finish(error: string | undefined, result: Tool.Result): ToolFinalUpdate {
@@ -605,7 +642,13 @@ class Call {
     this.host.record(this.toolId, durationMs, error);
     this.deliver(update);
     if (this.host.listening) {
-      this.host.emit({ type: error === undefined ? 'completed' : 'failed', toolId: this.toolId, callID: this.callID, update, timestamp: now } as ToolEvent);
+      this.host.emit({
+        type: error === undefined ? 'completed' : 'failed',
+        toolId: this.toolId,
+        callID: this.callID,
+        update,
+        timestamp: now,
+      } as ToolEvent);
     }
     return update;
   }
@@ -617,7 +660,12 @@ class Call {
       try {
         listener(update);
       } catch (err) {
-        this.host.emit({ type: 'warning', toolId: this.toolId, message: `onToolResult listener threw: ${(err as Error).message}`, timestamp: Date.now() });
+        this.host.emit({
+          type: 'warning',
+          toolId: this.toolId,
+          message: `onToolResult listener threw: ${(err as Error).message}`,
+          timestamp: Date.now(),
+        });
       }
     }
   }

@@ -88,7 +88,10 @@ const DEFAULT_INIT_CTX: Tool.InitContext = Object.freeze({});
 /** A registry of tools. Use the default `ToolRegistry` or make your own with `createRegistry()`. */
 export class ToolRegistryImpl {
   private readonly entries = new Map<string, RegistryEntry>();
-  private readonly stat = new Map<string, { calls: number; failures: number; totalDurationMs: number; lastError?: string }>();
+  private readonly stat = new Map<
+    string,
+    { calls: number; failures: number; totalDurationMs: number; lastError?: string }
+  >();
   private readonly subscribers = new Set<(event: ToolEvent) => void>();
   private initCache = new WeakMap<Tool.InitContext, Map<string, Promise<Tool.Initialized>>>();
   private readonly semaphore: Semaphore;
@@ -119,11 +122,14 @@ export class ToolRegistryImpl {
 
   /** Registers a tool with its permissions (and optional `.txt` description). */
   register(info: Tool.Info, options: RegisterOptions): this {
-    if (!info || typeof info.init !== 'function') throw new Error('register() needs a tool made by Tool.define(id, definition).');
+    if (!info || typeof info.init !== 'function')
+      throw new Error('register() needs a tool made by Tool.define(id, definition).');
     Tool.assertValidId(info.id);
     assertPermissions(options?.permissions, info.id);
     if (this.entries.has(info.id) && !options.replace) {
-      throw new Error(`A tool named "${info.id}" is already registered. Unregister it first, or pass { replace: true }.`);
+      throw new Error(
+        `A tool named "${info.id}" is already registered. Unregister it first, or pass { replace: true }.`,
+      );
     }
     this.entries.set(info.id, {
       info,
@@ -181,7 +187,9 @@ export class ToolRegistryImpl {
 
   /** Ids of the tools whose required permissions are all in `granted`. */
   enabled(granted: PermissionGrant): string[] {
-    return this.all().filter((e) => isAllowed(e.permissions, granted)).map((e) => e.info.id);
+    return this.all()
+      .filter((e) => isAllowed(e.permissions, granted))
+      .map((e) => e.info.id);
   }
 
   /** Changes the concurrency limit (queued calls start if the new limit allows). */
@@ -226,7 +234,9 @@ export class ToolRegistryImpl {
     const sessionID = `session-${randomUUID()}`;
     const given = options.createContext;
     const defaultContext = { sessionID };
-    const withSession: CreateContext = given ? (toolId, callID) => ({ sessionID, ...given(toolId, callID) }) : () => defaultContext;
+    const withSession: CreateContext = given
+      ? (toolId, callID) => ({ sessionID, ...given(toolId, callID) })
+      : () => defaultContext;
     return Promise.all(
       selected.map(async (id) =>
         toLangChainTool(await this.initialized(id, initCtx), {
@@ -287,7 +297,9 @@ export class ToolRegistryImpl {
    * Imports MCP servers' tools as `server__tool` entries (see src/mcp/client.ts). The SDK is loaded
    * only when this is called, so registries that never use MCP do not pay for it.
    */
-  async connectMcp(options: import('./mcp/client.js').ConnectMcpOptions): Promise<import('./mcp/client.js').McpConnection> {
+  async connectMcp(
+    options: import('./mcp/client.js').ConnectMcpOptions,
+  ): Promise<import('./mcp/client.js').McpConnection> {
     const mcp = await import('./mcp/client.js');
     return mcp.connectMcp(this, options);
   }
@@ -357,7 +369,12 @@ export class ToolRegistryImpl {
     return undefined;
   }
 
-  private failWithout(id: string, message: string, callID: string | undefined, listeners: OnToolResult[]): ToolFinalUpdate {
+  private failWithout(
+    id: string,
+    message: string,
+    callID: string | undefined,
+    listeners: OnToolResult[],
+  ): ToolFinalUpdate {
     const now = Date.now();
     const update: ToolFinalUpdate = {
       status: 'error',
@@ -377,7 +394,13 @@ export class ToolRegistryImpl {
 
   private async initEntry(entry: RegistryEntry, initCtx: Tool.InitContext): Promise<Tool.Initialized> {
     const tool = await entry.info.init(initCtx);
-    const loaded = await loadDescription(entry.info.id, entry.descriptionPath, tool.description, initCtx, tool.descriptionVariables);
+    const loaded = await loadDescription(
+      entry.info.id,
+      entry.descriptionPath,
+      tool.description,
+      initCtx,
+      tool.descriptionVariables,
+    );
     if (loaded.warning) this.warn(entry.info.id, loaded.warning);
     return { ...tool, description: loaded.text };
   }

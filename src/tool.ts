@@ -140,7 +140,10 @@ export namespace Tool {
   }
 
   /** A definition bound to its id, ready to run. */
-  export interface Initialized<P extends z.ZodType = z.ZodType, M extends Metadata = Metadata> extends Definition<P, M> {
+  export interface Initialized<P extends z.ZodType = z.ZodType, M extends Metadata = Metadata> extends Definition<
+    P,
+    M
+  > {
     id: string;
   }
 
@@ -170,9 +173,15 @@ export namespace Tool {
   }
 
   /** Defines a tool from a definition object. */
-  export function define<P extends z.ZodType, M extends Metadata = Metadata>(id: string, definition: Definition<P, M>): Info<P, M>;
+  export function define<P extends z.ZodType, M extends Metadata = Metadata>(
+    id: string,
+    definition: Definition<P, M>,
+  ): Info<P, M>;
   /** Defines a tool from an (async) init function of `Tool.InitContext` returning its definition. */
-  export function define<P extends z.ZodType, M extends Metadata = Metadata>(id: string, init: InitFunction<P, M>): Info<P, M>;
+  export function define<P extends z.ZodType, M extends Metadata = Metadata>(
+    id: string,
+    init: InitFunction<P, M>,
+  ): Info<P, M>;
   export function define<P extends z.ZodType, M extends Metadata = Metadata>(
     id: string,
     definition: Definition<P, M> | InitFunction<P, M>,
@@ -183,7 +192,9 @@ export namespace Tool {
       async init(initCtx: InitContext = {}): Promise<Initialized<P, M>> {
         const def = typeof definition === 'function' ? await definition(initCtx) : definition;
         if (!def || typeof def.execute !== 'function' || !def.parameters) {
-          throw new Error(`Tool "${id}": the definition must have "parameters" (a zod schema) and an "execute" function.`);
+          throw new Error(
+            `Tool "${id}": the definition must have "parameters" (a zod schema) and an "execute" function.`,
+          );
         }
         // A fresh object each time: callers may decorate it (description from a file) without
         // touching the shared definition.

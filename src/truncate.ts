@@ -36,7 +36,11 @@ export function mayNeedTruncation(text: string, options: TruncateOptions = {}): 
 }
 
 /** Caps `text` to the line and byte limits, keeping the head; saves the whole text when it cuts. */
-export async function truncateOutput(text: string, toolId: string, options: TruncateOptions = {}): Promise<TruncateResult> {
+export async function truncateOutput(
+  text: string,
+  toolId: string,
+  options: TruncateOptions = {},
+): Promise<TruncateResult> {
   const maxLines = options.maxLines ?? DEFAULT_MAX_LINES;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   if (!mayNeedTruncation(text, options)) return { output: text, truncated: false };
@@ -57,7 +61,10 @@ export async function truncateOutput(text: string, toolId: string, options: Trun
   let nextLine = kept.length + 1;
   if (kept.length === 0 && lines.length > 0 && maxLines > 0) {
     // One line longer than the byte cap: show its beginning rather than nothing.
-    const head = Buffer.from(lines[0], 'utf8').subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '');
+    const head = Buffer.from(lines[0], 'utf8')
+      .subarray(0, maxBytes)
+      .toString('utf8')
+      .replace(/\uFFFD$/, '');
     kept.push(head);
     bytes = Buffer.byteLength(head, 'utf8');
     shown = `the first ${bytes} bytes of line 1 of ${lines.length} lines`;

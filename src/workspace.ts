@@ -75,7 +75,9 @@ export class Workspace {
       try {
         real = await fs.realpath(given);
       } catch {
-        throw new Error(`Workspace root ${given} does not exist or is not accessible. Create it or choose another root.`);
+        throw new Error(
+          `Workspace root ${given} does not exist or is not accessible. Create it or choose another root.`,
+        );
       }
       return { given, real, writable };
     };
@@ -123,7 +125,11 @@ export class Workspace {
     const lexical = this.toRealRootForm(path.resolve(this.root, requested));
     const allowed = this.rootList.filter((r) => mode === 'read' || r.writable);
     if (!allowed.some((r) => isWithin(lexical, r.real))) {
-      throw new PathOutsideWorkspaceError(requested, this.roots, mode === 'write' && this.inAnyRoot(lexical) ? 'that root is read-only' : '');
+      throw new PathOutsideWorkspaceError(
+        requested,
+        this.roots,
+        mode === 'write' && this.inAnyRoot(lexical) ? 'that root is read-only' : '',
+      );
     }
     let real: string;
     try {
@@ -131,13 +137,19 @@ export class Workspace {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ELOOP' || /Too many symbolic links/.test(String((err as Error).message))) {
-        throw new Error(`Path ${JSON.stringify(requested)} cannot be resolved: it goes through a symbolic link loop. Use a path without the looping link.`);
+        throw new Error(
+          `Path ${JSON.stringify(requested)} cannot be resolved: it goes through a symbolic link loop. Use a path without the looping link.`,
+        );
       }
       throw err;
     }
     if (!allowed.some((r) => isWithin(real, r.real))) {
       // The link target is not named: it would reveal a path outside the workspace.
-      throw new PathOutsideWorkspaceError(requested, this.roots, 'it resolves through a symbolic link to a place outside');
+      throw new PathOutsideWorkspaceError(
+        requested,
+        this.roots,
+        'it resolves through a symbolic link to a place outside',
+      );
     }
     return real;
   }
@@ -182,7 +194,8 @@ export async function realpathAllowingMissing(p: string, hops = 0): Promise<stri
   try {
     return await fs.realpath(p);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && (err as NodeJS.ErrnoException).code !== 'ENOTDIR') throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && (err as NodeJS.ErrnoException).code !== 'ENOTDIR')
+      throw err;
   }
   if (hops > MAX_LINK_HOPS) throw new Error(`Too many symbolic links while resolving ${p}.`);
   const stat = await fs.lstat(p).catch(() => undefined);
@@ -229,7 +242,11 @@ export interface AtomicWriteResult {
  * supported, `open(..., 'wx')` is used. `target` should be a real path (`Workspace.resolve`
  * returns one): rename replaces a symlink rather than following it.
  */
-export async function atomicWriteFile(target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<AtomicWriteResult> {
+export async function atomicWriteFile(
+  target: string,
+  data: string | Uint8Array,
+  options: AtomicWriteOptions = {},
+): Promise<AtomicWriteResult> {
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   const existing = await fs.stat(target).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return undefined;
@@ -264,7 +281,8 @@ export async function atomicWriteFile(target: string, data: string | Uint8Array,
         linked = true;
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'EEXIST') throw new Error(`${target} was created by someone else while it was being written; read it and try again.`);
+        if (code === 'EEXIST')
+          throw new Error(`${target} was created by someone else while it was being written; read it and try again.`);
         if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EXDEV') throw err;
         // No hard links here: fall back to a plain exclusive create.
         const h = await fs.open(target, 'wx', mode);
@@ -353,7 +371,11 @@ interface ReadRecord {
 
 /** Thrown by `assertFresh` when a file was not read, or changed since it was read. */
 export class StaleFileError extends Error {
-  constructor(message: string, readonly filePath: string, readonly reason: 'not-read' | 'changed') {
+  constructor(
+    message: string,
+    readonly filePath: string,
+    readonly reason: 'not-read' | 'changed',
+  ) {
     super(message);
     this.name = 'StaleFileError';
   }

@@ -48,9 +48,7 @@ export interface McpToolInfo {
  * otherwise `execute`.
  */
 export type McpPermissionsConfig =
-  | ToolPermission[]
-  | Record<string, ToolPermission[]>
-  | ((tool: McpToolInfo) => ToolPermission[]);
+  ToolPermission[] | Record<string, ToolPermission[]> | ((tool: McpToolInfo) => ToolPermission[]);
 
 interface McpServerCommon {
   /** Prefix of the imported tool ids (`name__tool`) and of their descriptions (`[name]`). */
@@ -133,7 +131,13 @@ class ServerLink {
   ) {}
 
   status(): McpServerStatus {
-    return { name: this.config.name, state: this.state, tools: [...this.tools], error: this.error, transport: this.kind };
+    return {
+      name: this.config.name,
+      state: this.state,
+      tools: [...this.tools],
+      error: this.error,
+      transport: this.kind,
+    };
   }
 
   /** Why a call cannot go to this server now. */
@@ -187,7 +191,9 @@ export async function connectMcp(registry: ToolRegistryImpl, options: ConnectMcp
   const live = connections.get(registry) ?? [];
   for (const s of servers) {
     if (live.some((l) => l.config.name === s.name && l.state === 'connected')) {
-      throw new Error(`MCP server "${s.name}" is already connected to this registry. Call disconnectMcp() first, or give the server another name.`);
+      throw new Error(
+        `MCP server "${s.name}" is already connected to this registry. Call disconnectMcp() first, or give the server another name.`,
+      );
     }
   }
   const links = servers.map((s) => new ServerLink(s, registry));
@@ -216,7 +222,10 @@ export async function connectMcp(registry: ToolRegistryImpl, options: ConnectMcp
     close: async () => {
       await Promise.all(links.map((l) => l.close()));
       const now = connections.get(registry) ?? [];
-      connections.set(registry, now.filter((l) => !links.includes(l)));
+      connections.set(
+        registry,
+        now.filter((l) => !links.includes(l)),
+      );
     },
   };
 }
@@ -244,7 +253,13 @@ async function open(link: ServerLink, options: ConnectMcpOptions): Promise<void>
   const clientInfo = { name: options.clientName ?? 'agent-toolbelt', version: '0.1.0' };
   const connectOpts = { timeout: MCP_CONNECT_TIMEOUT_MS };
   if (config.transport === 'stdio') {
-    const transport = new StdioClientTransport({ command: config.command, args: config.args, env: config.env, cwd: config.cwd, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: config.command,
+      args: config.args,
+      env: config.env,
+      cwd: config.cwd,
+      stderr: 'pipe',
+    });
     const stderr = transport.stderr as Readable | null;
     stderr?.setEncoding('utf8');
     stderr?.on('data', (chunk: string) => {
@@ -267,14 +282,19 @@ async function open(link: ServerLink, options: ConnectMcpOptions): Promise<void>
     } catch (streamableError) {
       // Older servers speak only the HTTP+SSE transport: their POST to the URL fails with 4xx.
       await link.client?.close().catch(() => undefined);
-      const transport = new SSEClientTransport(url, { requestInit, eventSourceInit: config.headers ? { fetch: withHeaders(config.headers) } : undefined });
+      const transport = new SSEClientTransport(url, {
+        requestInit,
+        eventSourceInit: config.headers ? { fetch: withHeaders(config.headers) } : undefined,
+      });
       link.transport = transport;
       link.kind = 'sse';
       link.client = new Client(clientInfo);
       try {
         await link.client.connect(transport, connectOpts);
       } catch (sseError) {
-        throw new Error(`neither Streamable HTTP (${describeError(streamableError)}) nor SSE (${describeError(sseError)}) worked at ${config.url}`);
+        throw new Error(
+          `neither Streamable HTTP (${describeError(streamableError)}) nor SSE (${describeError(sseError)}) worked at ${config.url}`,
+        );
       }
     }
   }
@@ -307,13 +327,15 @@ export function orderProgressBeforeResponses(transport: Transport): void {
   if (!deliver) return;
   transport.onmessage = (message, extra) => {
     const m = message as { id?: unknown; method?: unknown };
-    if (m.id !== undefined && m.method === undefined) queueMicrotask(() => queueMicrotask(() => deliver(message, extra)));
+    if (m.id !== undefined && m.method === undefined)
+      queueMicrotask(() => queueMicrotask(() => deliver(message, extra)));
     else deliver(message, extra);
   };
 }
 
 function withHeaders(headers: Record<string, string>): typeof fetch {
-  return (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } });
+  return (input, init) =>
+    fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } });
 }
 
 function registerTools(link: ServerLink, listed: McpToolInfo[]): void {
@@ -326,7 +348,9 @@ function registerTools(link: ServerLink, listed: McpToolInfo[]): void {
     if (denied.has(info.name)) continue;
     const id = uniqueId(mcpToolId(config.name, info.name), taken);
     taken.add(id);
-    registry.register(importedTool(link, id, info), { permissions: { required: permissionsFor(config.permissions, info) } });
+    registry.register(importedTool(link, id, info), {
+      permissions: { required: permissionsFor(config.permissions, info) },
+    });
     link.tools.push(id);
   }
 }
@@ -358,7 +382,8 @@ export function permissionsFor(config: McpPermissionsConfig | undefined, tool: M
 
 function importedTool(link: ServerLink, id: string, info: McpToolInfo): Tool.Info {
   const { config } = link;
-  const inputSchema = info.inputSchema && typeof info.inputSchema === 'object' ? info.inputSchema : { type: 'object', properties: {} };
+  const inputSchema =
+    info.inputSchema && typeof info.inputSchema === 'object' ? info.inputSchema : { type: 'object', properties: {} };
   const parameters = schemaFrom(inputSchema);
   const description = `[${config.name}] ${info.description ?? info.title ?? info.annotations?.title ?? info.name}`;
   return Tool.define(id, {
@@ -378,7 +403,11 @@ function importedTool(link: ServerLink, id: string, info: McpToolInfo): Tool.Inf
           onprogress: (p) => {
             ctx.metadata({
               ...(p.message ? { title: p.message } : {}),
-              metadata: { progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message ? { message: p.message } : {}) },
+              metadata: {
+                progress: p.progress,
+                ...(p.total !== undefined ? { total: p.total } : {}),
+                ...(p.message ? { message: p.message } : {}),
+              },
             });
           },
         });
@@ -452,7 +481,12 @@ export function toResult(server: string, tool: string, result: CallToolResultLik
         break;
       }
       case 'resource_link':
-        attachments.push({ type: 'resource', mime: item.mimeType ?? 'application/octet-stream', uri: item.uri, filename: item.name });
+        attachments.push({
+          type: 'resource',
+          mime: item.mimeType ?? 'application/octet-stream',
+          uri: item.uri,
+          filename: item.name,
+        });
         texts.push(`[resource: ${item.uri}]`);
         break;
       default:
@@ -486,34 +520,48 @@ function describeError(err: unknown): string {
 }
 
 function validateServers(servers: unknown): McpServerConfig[] {
-  if (!Array.isArray(servers)) throw new Error('connectMcp needs { servers: [...] }: a list of { name, transport: "stdio" | "http", ... }.');
+  if (!Array.isArray(servers))
+    throw new Error('connectMcp needs { servers: [...] }: a list of { name, transport: "stdio" | "http", ... }.');
   const names = new Set<string>();
   return servers.map((s, i) => {
     const where = `servers[${i}]`;
-    if (!s || typeof s !== 'object') throw new Error(`${where} must be an object like { name, transport: "stdio", command }.`);
+    if (!s || typeof s !== 'object')
+      throw new Error(`${where} must be an object like { name, transport: "stdio", command }.`);
     const c = s as McpServerConfig;
-    if (typeof c.name !== 'string' || !c.name) throw new Error(`${where}.name must be a non-empty string (it prefixes the tool ids).`);
+    if (typeof c.name !== 'string' || !c.name)
+      throw new Error(`${where}.name must be a non-empty string (it prefixes the tool ids).`);
     if (names.has(c.name)) throw new Error(`${where}.name "${c.name}" is used twice; give every server its own name.`);
     names.add(c.name);
     if (c.transport === 'stdio') {
-      if (typeof c.command !== 'string' || !c.command) throw new Error(`${where} ("${c.name}"): a stdio server needs "command" (the program to start).`);
+      if (typeof c.command !== 'string' || !c.command)
+        throw new Error(`${where} ("${c.name}"): a stdio server needs "command" (the program to start).`);
     } else if (c.transport === 'http') {
       try {
         new URL(c.url);
       } catch {
-        throw new Error(`${where} ("${c.name}"): "url" must be an absolute http(s) URL, got ${JSON.stringify((c as McpHttpServerConfig).url)}.`);
+        throw new Error(
+          `${where} ("${c.name}"): "url" must be an absolute http(s) URL, got ${JSON.stringify((c as McpHttpServerConfig).url)}.`,
+        );
       }
     } else {
-      throw new Error(`${where} ("${(c as McpServerCommon).name}"): "transport" must be "stdio" or "http", got ${JSON.stringify((c as { transport?: unknown }).transport)}.`);
+      throw new Error(
+        `${where} ("${(c as McpServerCommon).name}"): "transport" must be "stdio" or "http", got ${JSON.stringify((c as { transport?: unknown }).transport)}.`,
+      );
     }
     if (c.timeoutMs !== undefined && !(Number.isFinite(c.timeoutMs) && c.timeoutMs > 0)) {
-      throw new Error(`${where} ("${c.name}"): "timeoutMs" must be a positive number of milliseconds, got ${c.timeoutMs}.`);
+      throw new Error(
+        `${where} ("${c.name}"): "timeoutMs" must be a positive number of milliseconds, got ${c.timeoutMs}.`,
+      );
     }
     const perms = c.permissions;
-    const lists = typeof perms === 'function' || perms === undefined ? [] : Array.isArray(perms) ? [perms] : Object.values(perms);
+    const lists =
+      typeof perms === 'function' || perms === undefined ? [] : Array.isArray(perms) ? [perms] : Object.values(perms);
     for (const list of lists) {
       for (const p of list) {
-        if (!ALL_PERMISSIONS.includes(p)) throw new Error(`${where} ("${c.name}"): unknown permission ${JSON.stringify(p)}; use ${ALL_PERMISSIONS.join(', ')}.`);
+        if (!ALL_PERMISSIONS.includes(p))
+          throw new Error(
+            `${where} ("${c.name}"): unknown permission ${JSON.stringify(p)}; use ${ALL_PERMISSIONS.join(', ')}.`,
+          );
       }
     }
     return c;

@@ -14,7 +14,9 @@ export async function loadMcpConfig(file: string): Promise<McpServerConfig[]> {
   try {
     text = await readFile(abs, 'utf8');
   } catch (err) {
-    throw new Error(`Cannot read the MCP config file ${abs} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}). Check the path.`);
+    throw new Error(
+      `Cannot read the MCP config file ${abs} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}). Check the path.`,
+    );
   }
   let json: unknown;
   try {
@@ -28,16 +30,23 @@ export async function loadMcpConfig(file: string): Promise<McpServerConfig[]> {
 /** Validates an already-parsed config object (either shape) into server configs. */
 export function parseMcpConfig(json: unknown, baseDir = process.cwd(), source = 'the MCP config'): McpServerConfig[] {
   if (!json || typeof json !== 'object' || Array.isArray(json)) {
-    throw new Error(`${source} must be a JSON object with "servers" (a list) or "mcpServers" (a map of name -> server).`);
+    throw new Error(
+      `${source} must be a JSON object with "servers" (a list) or "mcpServers" (a map of name -> server).`,
+    );
   }
   const obj = json as { servers?: unknown; mcpServers?: unknown };
   let servers: Record<string, unknown>[];
   if (Array.isArray(obj.servers)) {
     servers = obj.servers as Record<string, unknown>[];
   } else if (obj.mcpServers && typeof obj.mcpServers === 'object') {
-    servers = Object.entries(obj.mcpServers as Record<string, Record<string, unknown>>).map(([name, s]) => ({ name, ...s }));
+    servers = Object.entries(obj.mcpServers as Record<string, Record<string, unknown>>).map(([name, s]) => ({
+      name,
+      ...s,
+    }));
   } else {
-    throw new Error(`${source} has neither "servers" (a list) nor "mcpServers" (a map of name -> server). See docs/mcp.md for the format.`);
+    throw new Error(
+      `${source} has neither "servers" (a list) nor "mcpServers" (a map of name -> server). See docs/mcp.md for the format.`,
+    );
   }
   return servers.map((s, i) => {
     if (!s || typeof s !== 'object') throw new Error(`${source}: server #${i + 1} must be an object.`);

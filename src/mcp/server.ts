@@ -67,7 +67,10 @@ export interface McpServing {
 }
 
 /** MCP tool annotations derived from permissions (a tool's own `annotations` win). */
-export function annotationsFor(permissions: ToolPermissions, own?: Tool.Definition['annotations']): NonNullable<Tool.Definition['annotations']> {
+export function annotationsFor(
+  permissions: ToolPermissions,
+  own?: Tool.Definition['annotations'],
+): NonNullable<Tool.Definition['annotations']> {
   const all = new Set([...permissions.required, ...(permissions.optional ?? [])]);
   const mutates = all.has('write') || all.has('execute');
   const derived = {
@@ -85,7 +88,10 @@ export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOp
   const sessionID = options.sessionID ?? `mcp-${randomUUID()}`;
   const only = options.ids ? new Set(options.ids) : undefined;
   const served = () => registry.enabled(grant).filter((id) => !only || only.has(id));
-  const server = new Server({ name: options.name ?? 'agent-toolbelt', version: options.version ?? '0.1.0' }, { capabilities: { tools: {} } });
+  const server = new Server(
+    { name: options.name ?? 'agent-toolbelt', version: options.version ?? '0.1.0' },
+    { capabilities: { tools: {} } },
+  );
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const tools = await Promise.all(
@@ -104,7 +110,9 @@ export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOp
     if (!entry || !isAllowed(entry.permissions, grant) || (only && !only.has(name))) {
       const known = served();
       const why = registry.has(name) ? `needs permissions this server was not granted` : 'does not exist';
-      return errorResult(`Tool "${name}" ${why}. Known tools: ${known.join(', ') || '(none)'}. Call one of those instead.`);
+      return errorResult(
+        `Tool "${name}" ${why}. Known tools: ${known.join(', ') || '(none)'}. Call one of those instead.`,
+      );
     }
     const progressToken = extra._meta?.progressToken;
     let progress = 0;
@@ -130,7 +138,12 @@ export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOp
                 void extra
                   .sendNotification({
                     method: 'notifications/progress',
-                    params: { progressToken, progress, ...(total !== undefined ? { total } : {}), message: u.result.title || name },
+                    params: {
+                      progressToken,
+                      progress,
+                      ...(total !== undefined ? { total } : {}),
+                      message: u.result.title || name,
+                    },
                   })
                   .catch(() => undefined);
               },
@@ -151,7 +164,9 @@ export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOp
 export async function serveMcp(registry: ToolRegistryImpl, options: ServeMcpOptions): Promise<McpServing> {
   if (options.transport === 'stdio') return serveStdio(registry, options);
   if (options.transport === 'http') return serveHttp(registry, options);
-  throw new Error(`serveMcp: "transport" must be "stdio" or "http", got ${JSON.stringify((options as { transport?: unknown })?.transport)}.`);
+  throw new Error(
+    `serveMcp: "transport" must be "stdio" or "http", got ${JSON.stringify((options as { transport?: unknown })?.transport)}.`,
+  );
 }
 
 async function serveStdio(registry: ToolRegistryImpl, options: ServeMcpOptions): Promise<McpServing> {
@@ -182,7 +197,8 @@ async function serveStdio(registry: ToolRegistryImpl, options: ServeMcpOptions):
 async function serveHttp(registry: ToolRegistryImpl, options: ServeMcpOptions): Promise<McpServing> {
   const host = options.host ?? DEFAULT_MCP_HOST;
   const port = options.port ?? 0;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`serveMcp: "port" must be an integer 0-65535 (0 picks a free one), got ${port}.`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`serveMcp: "port" must be an integer 0-65535 (0 picks a free one), got ${port}.`);
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server }>();
   let allowedHosts: string[] | undefined;
 
@@ -200,7 +216,12 @@ async function serveHttp(registry: ToolRegistryImpl, options: ServeMcpOptions): 
     const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
     if (sessionId) {
       const s = sessions.get(sessionId);
-      if (!s) return jsonError(res, 404, `Unknown or expired MCP session ${JSON.stringify(sessionId)}. Initialize a new session.`);
+      if (!s)
+        return jsonError(
+          res,
+          404,
+          `Unknown or expired MCP session ${JSON.stringify(sessionId)}. Initialize a new session.`,
+        );
       return s.transport.handleRequest(req, res);
     }
     if (req.method !== 'POST') return jsonError(res, 400, 'No mcp-session-id header: start with an initialize POST.');
@@ -212,7 +233,10 @@ async function serveHttp(registry: ToolRegistryImpl, options: ServeMcpOptions): 
       onsessioninitialized: (id) => {
         sessions.set(id, { transport, server });
         while (sessions.size > MAX_MCP_HTTP_SESSIONS) {
-          const [oldest, s] = sessions.entries().next().value as [string, { transport: StreamableHTTPServerTransport; server: Server }];
+          const [oldest, s] = sessions.entries().next().value as [
+            string,
+            { transport: StreamableHTTPServerTransport; server: Server },
+          ];
           sessions.delete(oldest);
           void s.server.close().catch(() => undefined);
         }
@@ -300,7 +324,10 @@ function toContent(a: Tool.Attachment): CallToolResult['content'][number] {
 
 function jsonSafe(value: unknown): Record<string, unknown> {
   try {
-    return JSON.parse(JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))) as Record<string, unknown>;
+    return JSON.parse(JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))) as Record<
+      string,
+      unknown
+    >;
   } catch {
     return {};
   }

@@ -148,7 +148,9 @@ export function compilePolicy(policy: SsrfPolicy | CompiledPolicy = {}): Compile
         const ip = ipaddr.parse(entry);
         return [ip, ip.kind() === 'ipv4' ? 32 : 128];
       } catch {
-        throw new Error(`SSRF policy: ${field} entry ${JSON.stringify(entry)} is not an IP address or CIDR (e.g. "127.0.0.1/32", "fd00::/8").`);
+        throw new Error(
+          `SSRF policy: ${field} entry ${JSON.stringify(entry)} is not an IP address or CIDR (e.g. "127.0.0.1/32", "fd00::/8").`,
+        );
       }
     });
   return {
@@ -164,7 +166,9 @@ function isCompiled(p: SsrfPolicy | CompiledPolicy): p is CompiledPolicy {
 }
 
 /** The policy for a tool's init context: `allowPrivateNetwork`, `TOOLBELT_ALLOW_PRIVATE_NETWORK=1`, and an optional `ssrfPolicy`. */
-export function policyFromInitContext(initCtx: { allowPrivateNetwork?: boolean; ssrfPolicy?: unknown } = {}): CompiledPolicy {
+export function policyFromInitContext(
+  initCtx: { allowPrivateNetwork?: boolean; ssrfPolicy?: unknown } = {},
+): CompiledPolicy {
   const extra = (initCtx.ssrfPolicy && typeof initCtx.ssrfPolicy === 'object' ? initCtx.ssrfPolicy : {}) as SsrfPolicy;
   const env = process.env.TOOLBELT_ALLOW_PRIVATE_NETWORK;
   const envAllows = env === '1' || env?.toLowerCase() === 'true';
@@ -193,7 +197,12 @@ export function checkAddress(address: string, policy: SsrfPolicy | CompiledPolic
 
 function checkIp(ip: IP, policy: CompiledPolicy, via: string): Verdict {
   const address = ip.kind() === 'ipv6' ? (ip as ipaddr.IPv6).toRFC5952String() : ip.toString();
-  const block = (category: string, label: string): Verdict => ({ allowed: false, address, reason: via + label, category });
+  const block = (category: string, label: string): Verdict => ({
+    allowed: false,
+    address,
+    reason: via + label,
+    category,
+  });
   if (inAny(ip, policy.deny)) return block('denied', 'denied by the SSRF policy');
   if (inAny(ip, policy.allow)) return { allowed: true, address, reason: 'allowed by the SSRF policy' };
   if (inAny(ip, METADATA_RANGES)) return block('cloud metadata', 'a cloud metadata endpoint');
@@ -201,8 +210,13 @@ function checkIp(ip: IP, policy: CompiledPolicy, via: string): Verdict {
   if (ip.kind() === 'ipv4') {
     const range = ip.range();
     if (PUBLIC_V4_RANGES.has(range)) return { allowed: true, address, reason: via + 'public' };
-    const verdict = block(RANGE_CATEGORIES[range] ?? 'reserved', RANGE_LABELS[`ipv4:${range}`] ?? `a non-public address (${range})`);
-    return policy.allowPrivateNetwork ? { ...verdict, allowed: true, category: undefined, reason: `${verdict.reason}, allowed by allowPrivateNetwork` } : verdict;
+    const verdict = block(
+      RANGE_CATEGORIES[range] ?? 'reserved',
+      RANGE_LABELS[`ipv4:${range}`] ?? `a non-public address (${range})`,
+    );
+    return policy.allowPrivateNetwork
+      ? { ...verdict, allowed: true, category: undefined, reason: `${verdict.reason}, allowed by allowPrivateNetwork` }
+      : verdict;
   }
 
   const v6 = ip as ipaddr.IPv6;
@@ -222,7 +236,10 @@ function checkIp(ip: IP, policy: CompiledPolicy, via: string): Verdict {
     const c6 = ~v6.parts[6] & 0xffff;
     const c7 = ~v6.parts[7] & 0xffff;
     const client = new ipaddr.IPv4([c6 >> 8, c6 & 0xff, c7 >> 8, c7 & 0xff]);
-    for (const [role, v4] of [['server', server], ['client', client]] as const) {
+    for (const [role, v4] of [
+      ['server', server],
+      ['client', client],
+    ] as const) {
       const inner = checkIp(v4, policy, `a Teredo address whose ${role} is ${v4.toString()}: `);
       if (!inner.allowed) return { ...inner, address };
     }
@@ -234,7 +251,9 @@ function checkIp(ip: IP, policy: CompiledPolicy, via: string): Verdict {
     RANGE_LABELS[`ipv6:${range}`] ??
     (range === 'unicast' ? 'outside the global unicast range 2000::/3' : `a special-purpose address (${range})`);
   const verdict = block(RANGE_CATEGORIES[range] ?? 'reserved', label);
-  return policy.allowPrivateNetwork ? { ...verdict, allowed: true, category: undefined, reason: `${verdict.reason}, allowed by allowPrivateNetwork` } : verdict;
+  return policy.allowPrivateNetwork
+    ? { ...verdict, allowed: true, category: undefined, reason: `${verdict.reason}, allowed by allowPrivateNetwork` }
+    : verdict;
 }
 
 /**
@@ -258,7 +277,8 @@ function embeddedIPv4(v6: ipaddr.IPv6): { ip: ipaddr.IPv4; form: string } | unde
   if (range === 'rfc6052' && v6.match(NAT64_WELL_KNOWN)) return { ip: v4(p[6], p[7]), form: 'the NAT64 form' };
   if (range === '6to4') return { ip: v4(p[1], p[2]), form: 'the 6to4 form' };
   // ::/96 minus :: and ::1, which keep their own meaning.
-  if (v6.match(IPV4_COMPATIBLE_V6) && (p[6] !== 0 || p[7] > 1)) return { ip: v4(p[6], p[7]), form: 'the IPv4-compatible form' };
+  if (v6.match(IPV4_COMPATIBLE_V6) && (p[6] !== 0 || p[7] > 1))
+    return { ip: v4(p[6], p[7]), form: 'the IPv4-compatible form' };
   return undefined;
 }
 
@@ -278,7 +298,8 @@ export function checkHost(host: string, policy: SsrfPolicy | CompiledPolicy = {}
   const h = normaliseHost(host);
   if (net.isIP(h)) return checkAddress(h, policy);
   if (!h) return { allowed: false, address: host, reason: 'an empty host name', category: 'invalid' };
-  if (METADATA_HOSTNAMES.includes(h)) return { allowed: false, address: h, reason: 'a cloud metadata host name', category: 'cloud metadata' };
+  if (METADATA_HOSTNAMES.includes(h))
+    return { allowed: false, address: h, reason: 'a cloud metadata host name', category: 'cloud metadata' };
   return { allowed: true, address: h, reason: 'a host name (its addresses are checked when it is resolved)' };
 }
 
@@ -317,16 +338,32 @@ const systemResolver: Resolver = (hostname, family) =>
  * hands the socket only allowed ones, so the connected address is always a checked one.
  * Fails with `BlockedAddressError` when no answer is allowed.
  */
-export function guardedLookup(policy: SsrfPolicy | CompiledPolicy = {}, url = '', resolver: Resolver = systemResolver): LookupFunction {
+export function guardedLookup(
+  policy: SsrfPolicy | CompiledPolicy = {},
+  url = '',
+  resolver: Resolver = systemResolver,
+): LookupFunction {
   const compiled = compilePolicy(policy);
   return ((hostname: string, options: dns.LookupOptions, callback: (...args: unknown[]) => void) => {
-    const family = typeof options?.family === 'number' ? options.family : options?.family === 'IPv6' ? 6 : options?.family === 'IPv4' ? 4 : 0;
+    const family =
+      typeof options?.family === 'number'
+        ? options.family
+        : options?.family === 'IPv6'
+          ? 6
+          : options?.family === 'IPv4'
+            ? 4
+            : 0;
     resolver(hostname, family).then(
       (answers) => {
         const verdicts = answers.map((a) => ({ a, v: checkAddress(a.address, compiled) }));
         const allowed = verdicts.filter((x) => x.v.allowed).map((x) => x.a);
         if (allowed.length === 0) {
-          const first = verdicts[0]?.v ?? { allowed: false, address: hostname, reason: 'a host with no addresses', category: 'invalid' };
+          const first = verdicts[0]?.v ?? {
+            allowed: false,
+            address: hostname,
+            reason: 'a host with no addresses',
+            category: 'invalid',
+          };
           callback(new BlockedAddressError(url || hostname, first, hostname));
           return;
         }

@@ -99,7 +99,10 @@ function splitCommand(input: string): RawSegment[] {
   while (i < input.length) {
     const c = input[i];
     if (c === '\\') {
-      if (input[i + 1] === '\n') { i += 2; continue; } // line continuation
+      if (input[i + 1] === '\n') {
+        i += 2;
+        continue;
+      } // line continuation
       const w = ensureWord();
       w.text += input[i + 1] ?? '';
       w.quoted = true;
@@ -191,7 +194,7 @@ function splitCommand(input: string): RawSegment[] {
         segStart = i;
         continue;
       }
-      const isPipe = (c === '|' && two !== '||');
+      const isPipe = c === '|' && two !== '||';
       const len = two === '&&' || two === '||' || two === '|&' ? 2 : 1;
       endSegment(isPipe, i);
       i += len;
@@ -213,9 +216,17 @@ function splitCommand(input: string): RawSegment[] {
       let j = i + 1;
       if (c === '>' && (input[j] === '>' || input[j] === '|' || input[j] === '&')) op += input[j++];
       else if (c === '<') {
-        if (input.startsWith('<<', j)) { op = '<<<'; j += 2; }
-        else if (input[j] === '<') { op = '<<'; j++; if (input[j] === '-') { op = '<<-'; j++; } }
-        else if (input[j] === '>' || input[j] === '&') op += input[j++];
+        if (input.startsWith('<<', j)) {
+          op = '<<<';
+          j += 2;
+        } else if (input[j] === '<') {
+          op = '<<';
+          j++;
+          if (input[j] === '-') {
+            op = '<<-';
+            j++;
+          }
+        } else if (input[j] === '>' || input[j] === '&') op += input[j++];
       }
       if (op === '<<' || op === '<<-') {
         const before = seg.redirects.length;
@@ -257,7 +268,11 @@ function readBacktick(input: string, i: number, w: Word, seg: RawSegment): numbe
   let j = i + 1;
   let body = '';
   while (j < input.length && input[j] !== '`') {
-    if (input[j] === '\\' && j + 1 < input.length) { body += input[j + 1]; j += 2; continue; }
+    if (input[j] === '\\' && j + 1 < input.length) {
+      body += input[j + 1];
+      j += 2;
+      continue;
+    }
     body += input[j++];
   }
   seg.substitutions.push(body);
@@ -271,8 +286,15 @@ function findClosingParen(input: string, start: number): number {
   let i = start;
   while (i < input.length) {
     const c = input[i];
-    if (c === '\\') { i += 2; continue; }
-    if (c === "'") { const e = input.indexOf("'", i + 1); i = e === -1 ? input.length : e + 1; continue; }
+    if (c === '\\') {
+      i += 2;
+      continue;
+    }
+    if (c === "'") {
+      const e = input.indexOf("'", i + 1);
+      i = e === -1 ? input.length : e + 1;
+      continue;
+    }
     if (c === '"') {
       i++;
       while (i < input.length && input[i] !== '"') i += input[i] === '\\' ? 2 : 1;
@@ -300,7 +322,10 @@ function readRedirectTarget(input: string, i: number, op: string, seg: RawSegmen
     } else if (c === '"') {
       i++;
       while (i < input.length && input[i] !== '"') {
-        if (input[i] === '\\' && i + 1 < input.length) { target += input[i + 1]; i += 2; } else target += input[i++];
+        if (input[i] === '\\' && i + 1 < input.length) {
+          target += input[i + 1];
+          i += 2;
+        } else target += input[i++];
       }
       i++;
     } else if (c === '\\' && i + 1 < input.length) {
@@ -325,27 +350,136 @@ function readRedirectTarget(input: string, i: number, op: string, seg: RawSegmen
 
 /** Commands that only read or print. */
 const SAFE_COMMANDS = new Set([
-  'ls', 'll', 'la', 'dir', 'cat', 'head', 'tail', 'less', 'more', 'grep', 'egrep', 'fgrep', 'rg', 'ag', 'ack',
-  'fd', 'echo', 'printf', 'pwd', 'cd', 'pushd', 'popd', 'wc', 'sort', 'uniq', 'cut', 'tr', 'diff', 'cmp', 'comm',
-  'file', 'stat', 'which', 'type', 'whereis', 'whoami', 'id', 'groups', 'hostname', 'uname', 'date', 'cal',
-  'printenv', 'true', 'false', 'test', '[', '[[', ']]', 'tree', 'du', 'df', 'basename', 'dirname', 'realpath',
-  'readlink', 'jq', 'yq', 'column', 'nl', 'tac', 'rev', 'fold', 'fmt', 'paste', 'join', 'expand', 'unexpand',
-  'seq', 'sleep', 'md5sum', 'sha1sum', 'sha256sum', 'sha512sum', 'shasum', 'cksum', 'base64', 'xxd', 'hexdump',
-  'od', 'strings', 'ps', 'free', 'uptime', 'lsof', 'history', 'export', 'set', 'unset', 'local', 'read', 'exit',
-  'return', 'shift', 'wait', 'jobs', ':', 'command', 'man', 'help', 'whatis', 'locale', 'nproc', 'getconf',
-  'pgrep', 'sed', 'awk', 'gawk', 'find', 'env',
+  'ls',
+  'll',
+  'la',
+  'dir',
+  'cat',
+  'head',
+  'tail',
+  'less',
+  'more',
+  'grep',
+  'egrep',
+  'fgrep',
+  'rg',
+  'ag',
+  'ack',
+  'fd',
+  'echo',
+  'printf',
+  'pwd',
+  'cd',
+  'pushd',
+  'popd',
+  'wc',
+  'sort',
+  'uniq',
+  'cut',
+  'tr',
+  'diff',
+  'cmp',
+  'comm',
+  'file',
+  'stat',
+  'which',
+  'type',
+  'whereis',
+  'whoami',
+  'id',
+  'groups',
+  'hostname',
+  'uname',
+  'date',
+  'cal',
+  'printenv',
+  'true',
+  'false',
+  'test',
+  '[',
+  '[[',
+  ']]',
+  'tree',
+  'du',
+  'df',
+  'basename',
+  'dirname',
+  'realpath',
+  'readlink',
+  'jq',
+  'yq',
+  'column',
+  'nl',
+  'tac',
+  'rev',
+  'fold',
+  'fmt',
+  'paste',
+  'join',
+  'expand',
+  'unexpand',
+  'seq',
+  'sleep',
+  'md5sum',
+  'sha1sum',
+  'sha256sum',
+  'sha512sum',
+  'shasum',
+  'cksum',
+  'base64',
+  'xxd',
+  'hexdump',
+  'od',
+  'strings',
+  'ps',
+  'free',
+  'uptime',
+  'lsof',
+  'history',
+  'export',
+  'set',
+  'unset',
+  'local',
+  'read',
+  'exit',
+  'return',
+  'shift',
+  'wait',
+  'jobs',
+  ':',
+  'command',
+  'man',
+  'help',
+  'whatis',
+  'locale',
+  'nproc',
+  'getconf',
+  'pgrep',
+  'sed',
+  'awk',
+  'gawk',
+  'find',
+  'env',
 ]);
 
 /** Commands that destroy data, touch devices or power state whatever their arguments. */
 const DANGEROUS_COMMANDS: Record<string, string> = {
   dd: 'dd writes raw bytes to files or devices',
   shred: 'shred destroys file contents irrecoverably',
-  fdisk: 'partitions disks', sfdisk: 'partitions disks', parted: 'partitions disks', gdisk: 'partitions disks',
-  wipefs: 'erases filesystem signatures', mkswap: 'formats a device',
-  shutdown: 'changes the machine power state', reboot: 'changes the machine power state',
-  halt: 'changes the machine power state', poweroff: 'changes the machine power state',
+  fdisk: 'partitions disks',
+  sfdisk: 'partitions disks',
+  parted: 'partitions disks',
+  gdisk: 'partitions disks',
+  wipefs: 'erases filesystem signatures',
+  mkswap: 'formats a device',
+  shutdown: 'changes the machine power state',
+  reboot: 'changes the machine power state',
+  halt: 'changes the machine power state',
+  poweroff: 'changes the machine power state',
   init: 'changes the machine run level',
-  sudo: 'runs as another user (root)', su: 'runs as another user (root)', doas: 'runs as another user (root)',
+  sudo: 'runs as another user (root)',
+  su: 'runs as another user (root)',
+  doas: 'runs as another user (root)',
   pkexec: 'runs as another user (root)',
 };
 
@@ -354,16 +488,77 @@ const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'csh', 'tcsh
 const INTERPRETERS = new Set(['python', 'python2', 'python3', 'node', 'perl', 'ruby', 'php', 'deno', 'bun', 'lua']);
 
 /** Wrappers that run the rest of their arguments as a command. */
-const WRAPPERS = new Set(['nohup', 'time', 'nice', 'ionice', 'command', 'builtin', 'exec', 'stdbuf', 'timeout', 'env', 'xargs', 'watch', 'caffeinate', 'chronic']);
+const WRAPPERS = new Set([
+  'nohup',
+  'time',
+  'nice',
+  'ionice',
+  'command',
+  'builtin',
+  'exec',
+  'stdbuf',
+  'timeout',
+  'env',
+  'xargs',
+  'watch',
+  'caffeinate',
+  'chronic',
+]);
 
 const GIT_SAFE = new Set([
-  'status', 'log', 'diff', 'show', 'rev-parse', 'ls-files', 'ls-tree', 'ls-remote', 'blame', 'grep', 'describe',
-  'shortlog', 'cat-file', 'whatchanged', 'name-rev', 'merge-base', 'for-each-ref', 'count-objects', 'version',
-  'help', 'reflog', 'show-ref', 'diff-tree', 'diff-index', 'diff-files', 'rev-list', 'check-ignore', 'var',
+  'status',
+  'log',
+  'diff',
+  'show',
+  'rev-parse',
+  'ls-files',
+  'ls-tree',
+  'ls-remote',
+  'blame',
+  'grep',
+  'describe',
+  'shortlog',
+  'cat-file',
+  'whatchanged',
+  'name-rev',
+  'merge-base',
+  'for-each-ref',
+  'count-objects',
+  'version',
+  'help',
+  'reflog',
+  'show-ref',
+  'diff-tree',
+  'diff-index',
+  'diff-files',
+  'rev-list',
+  'check-ignore',
+  'var',
 ]);
 
 const PKG_MANAGERS = new Set(['npm', 'pnpm', 'yarn', 'bun']);
-const PKG_SAFE = new Set(['ls', 'list', 'll', 'view', 'info', 'show', 'outdated', 'help', 'explain', 'why', 'search', 'doctor', 'root', 'prefix', 'bin', 'whoami', '--version', '-v', 'version', 'config']);
+const PKG_SAFE = new Set([
+  'ls',
+  'list',
+  'll',
+  'view',
+  'info',
+  'show',
+  'outdated',
+  'help',
+  'explain',
+  'why',
+  'search',
+  'doctor',
+  'root',
+  'prefix',
+  'bin',
+  'whoami',
+  '--version',
+  '-v',
+  'version',
+  'config',
+]);
 const PKG_DANGEROUS = new Set(['publish', 'unpublish', 'deprecate', 'owner', 'access', 'dist-tag']);
 
 interface Verdict {
@@ -373,7 +568,11 @@ interface Verdict {
 
 function classifyInto(command: string, depth: number, out: CommandSegment[]): void {
   if (depth > MAX_NESTING_DEPTH) {
-    out.push({ command: command.trim(), level: 'dangerous', reasons: [`nested more than ${MAX_NESTING_DEPTH} levels deep`] });
+    out.push({
+      command: command.trim(),
+      level: 'dangerous',
+      reasons: [`nested more than ${MAX_NESTING_DEPTH} levels deep`],
+    });
     return;
   }
   for (const seg of splitCommand(command)) {
@@ -418,7 +617,8 @@ function classifyWords(
 ): void {
   let words = seg.words.map((w) => w.text);
   // Leading shell keywords and assignments run nothing by themselves.
-  while (words.length && /^(if|then|else|elif|do|while|until|!|\{|\}|fi|done|esac)$/.test(words[0])) words = words.slice(1);
+  while (words.length && /^(if|then|else|elif|do|while|until|!|\{|\}|fi|done|esac)$/.test(words[0]))
+    words = words.slice(1);
   if (words.length && /^(for|case|select|function)$/.test(words[0])) return;
   while (words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0])) words = words.slice(1);
   // Unwrap sudo/env/nohup/xargs/... down to the command they run.
@@ -459,17 +659,28 @@ function classifyWords(
   if (SHELLS.has(name) || name === 'eval' || name === 'source' || name === '.') {
     const c = args.indexOf('-c');
     if (name === 'eval') return classifyNested(args.join(' '), 'eval runs its arguments as a command', 'moderate');
-    if (c !== -1 && args[c + 1] !== undefined) return classifyNested(args[c + 1], `${name} -c runs a nested command`, 'moderate');
+    if (c !== -1 && args[c + 1] !== undefined)
+      return classifyNested(args[c + 1], `${name} -c runs a nested command`, 'moderate');
     const script = args.find((a) => !a.startsWith('-'));
     if ((!script || args.includes('-s')) && seg.pipedInto) {
-      return raise('dangerous', `pipes ${seg.pipedFrom ? `the output of ${baseName(seg.pipedFrom)} ` : ''}into ${name}, executing it as a script`);
+      return raise(
+        'dangerous',
+        `pipes ${seg.pipedFrom ? `the output of ${baseName(seg.pipedFrom)} ` : ''}into ${name}, executing it as a script`,
+      );
     }
     return raise('moderate', script ? `runs the script ${script}` : `starts ${name}`);
   }
   if (INTERPRETERS.has(name) || /^python\d/.test(name)) {
     if (args.length === 1 && /^(--version|-v|-V)$/.test(args[0])) return;
-    if (!args.some((a) => !a.startsWith('-')) && !args.some((a) => /^(-c|-e|--eval|-p|--print)$/.test(a)) && seg.pipedInto) {
-      return raise('dangerous', `pipes ${seg.pipedFrom ? `the output of ${baseName(seg.pipedFrom)} ` : ''}into ${name}, executing it as a program`);
+    if (
+      !args.some((a) => !a.startsWith('-')) &&
+      !args.some((a) => /^(-c|-e|--eval|-p|--print)$/.test(a)) &&
+      seg.pipedInto
+    ) {
+      return raise(
+        'dangerous',
+        `pipes ${seg.pipedFrom ? `the output of ${baseName(seg.pipedFrom)} ` : ''}into ${name}, executing it as a program`,
+      );
     }
     return raise('moderate', `runs ${name} code`);
   }
@@ -478,13 +689,15 @@ function classifyWords(
     case 'rm': {
       const recursive = args.some((a) => a === '--recursive' || /^-[a-zA-Z]*[rR]/.test(a));
       if (recursive) return raise('dangerous', 'rm -r deletes directory trees');
-      if (args.some((a) => /^(\/|~|\*|\.|\/\*|~\/\*?)$/.test(a))) return raise('dangerous', 'rm on a root, home or wildcard path');
+      if (args.some((a) => /^(\/|~|\*|\.|\/\*|~\/\*?)$/.test(a)))
+        return raise('dangerous', 'rm on a root, home or wildcard path');
       return raise('moderate', 'rm deletes files');
     }
     case 'chmod':
     case 'chown':
     case 'chgrp':
-      if (args.some((a) => a === '--recursive' || /^-[a-zA-Z]*R/.test(a))) return raise('dangerous', `${name} -R changes a whole tree`);
+      if (args.some((a) => a === '--recursive' || /^-[a-zA-Z]*R/.test(a)))
+        return raise('dangerous', `${name} -R changes a whole tree`);
       return raise('moderate', `${name} changes file permissions or ownership`);
     case 'find': {
       if (args.includes('-delete')) return raise('dangerous', 'find -delete deletes every match');
@@ -492,17 +705,26 @@ function classifyWords(
       if (ex !== -1) {
         let end = args.findIndex((a, k) => k > ex && (a === ';' || a === '+' || a === '\\;'));
         if (end === -1) end = args.length;
-        return classifyNested(args.slice(ex + 1, end).map(quoteWord).join(' '), `find ${args[ex]} runs a command per match`, 'moderate');
+        return classifyNested(
+          args
+            .slice(ex + 1, end)
+            .map(quoteWord)
+            .join(' '),
+          `find ${args[ex]} runs a command per match`,
+          'moderate',
+        );
       }
       if (args.some((a) => /^-(fprint|fprintf|fls)/.test(a))) return raise('moderate', 'find writes to a file');
       return;
     }
     case 'sed':
-      if (args.some((a) => /^(-i|--in-place)/.test(a) || /^-[a-zA-Z]*i/.test(a))) return raise('moderate', 'sed -i edits files in place');
+      if (args.some((a) => /^(-i|--in-place)/.test(a) || /^-[a-zA-Z]*i/.test(a)))
+        return raise('moderate', 'sed -i edits files in place');
       return;
     case 'awk':
     case 'gawk':
-      if (args.some((a) => /system\s*\(|\|\s*getline|print[^;]*>/.test(a))) return raise('moderate', 'awk program runs commands or writes files');
+      if (args.some((a) => /system\s*\(|\|\s*getline|print[^;]*>/.test(a)))
+        return raise('moderate', 'awk program runs commands or writes files');
       return;
     case 'kill':
     case 'pkill':
@@ -526,7 +748,8 @@ function classifyWords(
     const sub = args.find((a) => !a.startsWith('-') || a === '--version' || a === '-v');
     if (sub === undefined) return name === 'yarn' ? raise('moderate', 'yarn installs dependencies') : undefined;
     if (PKG_DANGEROUS.has(sub)) return raise('dangerous', `${name} ${sub} changes a public registry`);
-    if (sub === 'config' && args.some((a) => a === 'set' || a === 'delete')) return raise('moderate', `${name} config changes settings`);
+    if (sub === 'config' && args.some((a) => a === 'set' || a === 'delete'))
+      return raise('moderate', `${name} config changes settings`);
     if (sub === 'audit' && args.includes('fix')) return raise('moderate', `${name} audit fix changes dependencies`);
     if (PKG_SAFE.has(sub) || sub === 'audit') return;
     return raise('moderate', `${name} ${sub} runs scripts or changes dependencies`);
@@ -546,7 +769,11 @@ function classifyGit(args: string[], raise: (l: DangerLevel, why: string) => voi
   if (sub === undefined) return;
   switch (sub) {
     case 'push':
-      if (has(/^(--force|--force-with-lease.*|--force-if-includes|-f|--mirror|--prune)$/) || has(/^-[a-zA-Z]*f/) || has(/^\+/)) {
+      if (
+        has(/^(--force|--force-with-lease.*|--force-if-includes|-f|--mirror|--prune)$/) ||
+        has(/^-[a-zA-Z]*f/) ||
+        has(/^\+/)
+      ) {
         return raise('dangerous', 'git push --force rewrites remote history');
       }
       if (has(/^(--delete|-d)$/) || has(/^:/)) return raise('dangerous', 'git push --delete deletes remote refs');
@@ -558,7 +785,8 @@ function classifyGit(args: string[], raise: (l: DangerLevel, why: string) => voi
       if (has(/^(--force|-[a-zA-Z]*f)/)) return raise('dangerous', 'git clean -f deletes untracked files');
       return raise('moderate', 'git clean');
     case 'branch':
-      if (has(/^(-D|--delete)$/) && has(/^(-D|--force|-f)$/)) return raise('dangerous', 'git branch -D deletes unmerged branches');
+      if (has(/^(-D|--delete)$/) && has(/^(-D|--force|-f)$/))
+        return raise('dangerous', 'git branch -D deletes unmerged branches');
       if (has(/^(-D)$/)) return raise('dangerous', 'git branch -D deletes unmerged branches');
       if (has(/^(-d|--delete|-m|-M|--move|-c|-C|--copy|-f|--force|-u|--set-upstream-to.*|--unset-upstream)$/)) {
         return raise('moderate', 'git branch changes branches');
@@ -566,7 +794,8 @@ function classifyGit(args: string[], raise: (l: DangerLevel, why: string) => voi
       if (rest.some((a) => !a.startsWith('-'))) return raise('moderate', 'git branch creates a branch');
       return;
     case 'stash':
-      if (rest[0] === 'drop' || rest[0] === 'clear') return raise('dangerous', `git stash ${rest[0]} discards stashed work`);
+      if (rest[0] === 'drop' || rest[0] === 'clear')
+        return raise('dangerous', `git stash ${rest[0]} discards stashed work`);
       if (rest[0] === 'list' || rest[0] === 'show') return;
       return raise('moderate', 'git stash changes the working tree');
     case 'checkout':
@@ -580,10 +809,12 @@ function classifyGit(args: string[], raise: (l: DangerLevel, why: string) => voi
       return raise('dangerous', `git ${sub} rewrites history`);
     case 'gc':
     case 'reflog':
-      if (has(/^(--prune=now|expire|delete)$/)) return raise('dangerous', `git ${sub} permanently drops unreachable commits`);
+      if (has(/^(--prune=now|expire|delete)$/))
+        return raise('dangerous', `git ${sub} permanently drops unreachable commits`);
       return sub === 'reflog' ? undefined : raise('moderate', 'git gc rewrites the object store');
     case 'remote':
-      if (rest.length === 0 || rest.every((a) => a === '-v' || a === '--verbose' || a === 'show' || a === 'get-url')) return;
+      if (rest.length === 0 || rest.every((a) => a === '-v' || a === '--verbose' || a === 'show' || a === 'get-url'))
+        return;
       return raise('moderate', 'git remote changes remotes');
     case 'tag':
       if (rest.length === 0 || has(/^(-l|--list|-n\d*|--contains|--points-at)$/)) return;
@@ -601,7 +832,10 @@ function classifyGit(args: string[], raise: (l: DangerLevel, why: string) => voi
 function skipOptions(words: string[], takesValue: RegExp): string[] {
   let k = 0;
   while (k < words.length && words[k].startsWith('-') && words[k] !== '-') {
-    if (words[k] === '--') { k++; break; }
+    if (words[k] === '--') {
+      k++;
+      break;
+    }
     k += takesValue.test(words[k]) ? 2 : 1;
   }
   return words.slice(k);

@@ -4,7 +4,15 @@
  * head and a tail, with the full text kept in a file.
  */
 import { spawn } from 'node:child_process';
-import { constants as fsConstants, createWriteStream, mkdirSync, promises as fs, readdirSync, readFileSync, type WriteStream } from 'node:fs';
+import {
+  constants as fsConstants,
+  createWriteStream,
+  mkdirSync,
+  promises as fs,
+  readdirSync,
+  readFileSync,
+  type WriteStream,
+} from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
@@ -93,15 +101,20 @@ const parameters = z.object({
   workdir: z
     .string()
     .optional()
-    .describe('Directory to run in, absolute or relative to the workspace root (must be inside it). Default: the workspace root. Use this instead of "cd dir &&".'),
-  description: z.string().describe('What the command does in 5-10 words, e.g. "Install dependencies" or "Run unit tests".'),
+    .describe(
+      'Directory to run in, absolute or relative to the workspace root (must be inside it). Default: the workspace root. Use this instead of "cd dir &&".',
+    ),
+  description: z
+    .string()
+    .describe('What the command does in 5-10 words, e.g. "Install dependencies" or "Run unit tests".'),
 });
 
 export const BashTool = Tool.define<typeof parameters, BashMetadata>('bash', async (initCtx) => {
   const ws = await Workspace.fromInitContext(initCtx);
   const shell = await findShell();
   return {
-    description: 'Run a shell command in the workspace (own process group, timeout, output capped with the full text saved to a file).',
+    description:
+      'Run a shell command in the workspace (own process group, timeout, output capped with the full text saved to a file).',
     timeout: { managed: true },
     parameters,
     async execute(args, ctx) {
@@ -160,8 +173,14 @@ export function validateTimeout(value: unknown): number {
 async function resolveWorkdir(ws: Workspace, workdir: string | undefined): Promise<string> {
   const cwd = await ws.resolve(workdir ?? '.', 'write');
   const stat = await fs.stat(cwd).catch(() => undefined);
-  if (!stat) throw new Error(`workdir ${JSON.stringify(workdir)} does not exist (${cwd}). Create it first (mkdir -p) or pick an existing directory.`);
-  if (!stat.isDirectory()) throw new Error(`workdir ${JSON.stringify(workdir)} is a file, not a directory (${cwd}). Pass its parent directory instead.`);
+  if (!stat)
+    throw new Error(
+      `workdir ${JSON.stringify(workdir)} does not exist (${cwd}). Create it first (mkdir -p) or pick an existing directory.`,
+    );
+  if (!stat.isDirectory())
+    throw new Error(
+      `workdir ${JSON.stringify(workdir)} is a file, not a directory (${cwd}). Pass its parent directory instead.`,
+    );
   return cwd;
 }
 
@@ -233,9 +252,17 @@ async function runCommand(opts: RunOptions): Promise<RunResult> {
   const onData = (i: number) => (chunk: Buffer) => {
     lastData = Date.now();
     out.push(decoders[i].write(chunk), streams, chunk);
-    if (!progressTimer) progressTimer = setTimeout(progress, Math.max(0, lastProgress + PROGRESS_INTERVAL_MS - Date.now()));
+    if (!progressTimer)
+      progressTimer = setTimeout(progress, Math.max(0, lastProgress + PROGRESS_INTERVAL_MS - Date.now()));
   };
-  const ended = streams.map((s) => new Promise<void>((resolve) => { s.once('end', resolve); s.once('close', resolve); s.once('error', () => resolve()); }));
+  const ended = streams.map(
+    (s) =>
+      new Promise<void>((resolve) => {
+        s.once('end', resolve);
+        s.once('close', resolve);
+        s.once('error', () => resolve());
+      }),
+  );
   streams.forEach((s, i) => s.on('data', onData(i)));
 
   let killed: KillReason | null = null;
@@ -259,7 +286,9 @@ async function runCommand(opts: RunOptions): Promise<RunResult> {
   opts.signal.removeEventListener('abort', onAbort);
   if (exit.spawnError) {
     out.discard();
-    throw new Error(`Could not start ${opts.shell}: ${exit.spawnError.message}. Check that a shell is installed and the workdir is accessible.`);
+    throw new Error(
+      `Could not start ${opts.shell}: ${exit.spawnError.message}. Check that a shell is installed and the workdir is accessible.`,
+    );
   }
   if (killing) await killing;
 
@@ -388,7 +417,8 @@ class OutputAccumulator {
     if (this.head.length < this.headCap) this.head += text.slice(0, this.headCap - this.head.length);
     this.tail.push(text);
     this.tailLength += text.length;
-    while (this.tail.length > 1 && this.tailLength - this.tail[0].length >= this.tailCap) this.tailLength -= this.tail.shift()!.length;
+    while (this.tail.length > 1 && this.tailLength - this.tail[0].length >= this.tailCap)
+      this.tailLength -= this.tail.shift()!.length;
     // The file gets the raw bytes in arrival order (exact, and no re-encoding); text without a raw
     // chunk is a decoder flush whose bytes were already in earlier chunks.
     if (this.file) {
@@ -423,7 +453,10 @@ class OutputAccumulator {
     }
     this.filePath = path.join(dir, `bash-${Date.now()}-${randomBytes(4).toString('hex')}.txt`);
     this.file = createWriteStream(this.filePath, { encoding: 'utf8', mode: 0o600 });
-    this.file.on('error', (err) => { this.fileError = err; for (const s of sources) s.resume(); });
+    this.file.on('error', (err) => {
+      this.fileError = err;
+      for (const s of sources) s.resume();
+    });
     const bytes = Buffer.concat(this.allRaw);
     this.all = [];
     this.allRaw = [];
@@ -446,7 +479,14 @@ class OutputAccumulator {
   async finish(): Promise<CollectedOutput> {
     const outputLines = this.lines + (this.totalChars > 0 && !this.endsWithNewline() ? 1 : 0);
     if (!this.file) {
-      return { text: this.all.join(''), truncated: false, outputChars: this.totalChars, outputLines, tailStartLine: 1, maxBufferedChars: this.maxBuffered };
+      return {
+        text: this.all.join(''),
+        truncated: false,
+        outputChars: this.totalChars,
+        outputLines,
+        tailStartLine: 1,
+        maxBufferedChars: this.maxBuffered,
+      };
     }
     await new Promise<void>((resolve) => {
       if (this.fileError) return resolve();
@@ -508,7 +548,9 @@ function resultOutput(run: RunResult, timeoutMs: number): string {
     notes.push(`[exit code ${run.exitCode}]`);
   }
   if (run.backgroundOutputDetached && !run.killed) {
-    notes.push('[The shell exited while a background process still held its output; later output from it is not captured. Redirect a background process\'s output to a file (cmd > log 2>&1 &) to keep it.]');
+    notes.push(
+      "[The shell exited while a background process still held its output; later output from it is not captured. Redirect a background process's output to a file (cmd > log 2>&1 &) to keep it.]",
+    );
   }
   const body = run.text.length ? run.text : '(no output)';
   return notes.length ? `${body.replace(/\n+$/, '')}\n\n${notes.join('\n')}` : body;

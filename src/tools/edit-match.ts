@@ -91,25 +91,34 @@ export function findMatches(content: string, oldString: string, newString: strin
   const tries: Array<[MatcherName, () => MatchRange[]]> = [
     ['trailing-whitespace', () => lineRanges(file, block, newString, (s) => s.trimEnd(), false)],
     ['indentation-flexible', () => lineRanges(file, block, newString, (s) => s.trim(), true)],
-    ['whitespace-normalised', () => {
-      const r = lineRanges(file, block, newString, collapse, false, true);
-      return r.length ? r : inlineWhitespaceRanges(content, oldString, newString);
-    }],
-    ['escape-normalised', () => {
-      const old2 = unescapeString(oldString);
-      if (old2 === oldString) return [];
-      const new2 = unescapeString(newString);
-      const r = exactRanges(content, old2, new2);
-      return r.length ? r : lineRanges(file, splitBlock(old2), new2, (s) => s.trimEnd(), false);
-    }],
-    ['unicode-normalised', () => {
-      const folded = foldUnicode(content);
-      const oldFolded = foldUnicode(oldString);
-      if (folded === content && oldFolded === oldString) return [];
-      // foldUnicode maps one character to one, so offsets in the folded text are offsets in content.
-      const r = exactRanges(folded, oldFolded, newString);
-      return r.length ? r : lineRanges(new Lines(folded), splitBlock(oldFolded), newString, collapse, false, true);
-    }],
+    [
+      'whitespace-normalised',
+      () => {
+        const r = lineRanges(file, block, newString, collapse, false, true);
+        return r.length ? r : inlineWhitespaceRanges(content, oldString, newString);
+      },
+    ],
+    [
+      'escape-normalised',
+      () => {
+        const old2 = unescapeString(oldString);
+        if (old2 === oldString) return [];
+        const new2 = unescapeString(newString);
+        const r = exactRanges(content, old2, new2);
+        return r.length ? r : lineRanges(file, splitBlock(old2), new2, (s) => s.trimEnd(), false);
+      },
+    ],
+    [
+      'unicode-normalised',
+      () => {
+        const folded = foldUnicode(content);
+        const oldFolded = foldUnicode(oldString);
+        if (folded === content && oldFolded === oldString) return [];
+        // foldUnicode maps one character to one, so offsets in the folded text are offsets in content.
+        const r = exactRanges(folded, oldFolded, newString);
+        return r.length ? r : lineRanges(new Lines(folded), splitBlock(oldFolded), newString, collapse, false, true);
+      },
+    ],
   ];
   for (const [matcher, run] of tries) {
     const ranges = run();
@@ -126,7 +135,10 @@ export function rangeLines(content: string, ranges: MatchRange[]): number[] {
 }
 
 /** The block of the file most like `oldString`: used to show the model what it probably meant. */
-export function closestCandidate(content: string, oldString: string): { startLine: number; endLine: number; lines: string[] } | undefined {
+export function closestCandidate(
+  content: string,
+  oldString: string,
+): { startLine: number; endLine: number; lines: string[] } | undefined {
   const file = new Lines(content);
   const block = splitBlock(foldUnicode(oldString));
   const k = block.lines.length;
@@ -144,7 +156,8 @@ export function closestCandidate(content: string, oldString: string): { startLin
   }
   let best = -1;
   let bestVotes = 0;
-  for (const [start, v] of votes) if (v > bestVotes || (v === bestVotes && start < best)) [best, bestVotes] = [start, v];
+  for (const [start, v] of votes)
+    if (v > bestVotes || (v === bestVotes && start < best)) [best, bestVotes] = [start, v];
   if (best < 0) {
     // No line matches even loosely: fall back to the line sharing most words with the block.
     const words = new Set((foldUnicode(oldString).match(/[A-Za-z_$][\w$]{2,}/g) ?? []).map((w) => w.toLowerCase()));
@@ -232,7 +245,12 @@ function inlineWhitespaceRanges(content: string, oldString: string, newString: s
   if (tokens.length < 2 || oldString.includes('\n')) return [];
   const re = new RegExp(tokens.map(escapeRegExp).join('[ \\t]+'), 'g');
   const out: MatchRange[] = [];
-  for (const m of content.matchAll(re)) out.push({ start: m.index, end: m.index + m[0].length, replacement: newString.trim() === newString ? newString : newString.trim() });
+  for (const m of content.matchAll(re))
+    out.push({
+      start: m.index,
+      end: m.index + m[0].length,
+      replacement: newString.trim() === newString ? newString : newString.trim(),
+    });
   return out;
 }
 
@@ -300,10 +318,30 @@ export function unescapeString(s: string): string {
 }
 
 const UNICODE_FOLD: Record<string, string> = {
-  '\u00A0': ' ', '\u2007': ' ', '\u202F': ' ', '\u2002': ' ', '\u2003': ' ', '\u2009': ' ', '\u200A': ' ', '\u3000': ' ',
-  '\u2018': "'", '\u2019': "'", '\u201A': "'", '\u201B': "'", '\u2032': "'",
-  '\u201C': '"', '\u201D': '"', '\u201E': '"', '\u201F': '"', '\u2033': '"',
-  '\u2010': '-', '\u2011': '-', '\u2012': '-', '\u2013': '-', '\u2014': '-', '\u2212': '-',
+  '\u00A0': ' ',
+  '\u2007': ' ',
+  '\u202F': ' ',
+  '\u2002': ' ',
+  '\u2003': ' ',
+  '\u2009': ' ',
+  '\u200A': ' ',
+  '\u3000': ' ',
+  '\u2018': "'",
+  '\u2019': "'",
+  '\u201A': "'",
+  '\u201B': "'",
+  '\u2032': "'",
+  '\u201C': '"',
+  '\u201D': '"',
+  '\u201E': '"',
+  '\u201F': '"',
+  '\u2033': '"',
+  '\u2010': '-',
+  '\u2011': '-',
+  '\u2012': '-',
+  '\u2013': '-',
+  '\u2014': '-',
+  '\u2212': '-',
 };
 const UNICODE_FOLD_RE = new RegExp(`[${Object.keys(UNICODE_FOLD).join('')}]`, 'g');
 
@@ -336,7 +374,9 @@ function anchoredBlock(file: Lines, block: Block, newString: string): { range: M
   scored.sort((a, b) => b.score - a.score);
   const best = scored[0];
   if (best.score < ANCHORED_MIN_SIMILARITY) return undefined;
-  const rivals = scored.filter((s) => s.score >= ANCHORED_MIN_SIMILARITY && best.score - s.score < ANCHORED_AMBIGUITY_MARGIN);
+  const rivals = scored.filter(
+    (s) => s.score >= ANCHORED_MIN_SIMILARITY && best.score - s.score < ANCHORED_AMBIGUITY_MARGIN,
+  );
   if (rivals.length > 1) throw new AmbiguousBlockError(rivals.map((r) => r.i + 1).sort((a, b) => a - b));
   let replacement = newString;
   if (block.trailingNewline && replacement.endsWith('\n')) replacement = replacement.slice(0, -1);

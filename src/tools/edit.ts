@@ -20,7 +20,11 @@ export const MAX_LISTED_MATCHES = 10;
 
 const parameters = z.object({
   filePath: z.string().describe('Path of the file to edit: absolute, or relative to the workspace root.'),
-  oldString: z.string().describe('The exact text to replace (copy it from read output, without the "N: " prefixes). Empty to create a new file.'),
+  oldString: z
+    .string()
+    .describe(
+      'The exact text to replace (copy it from read output, without the "N: " prefixes). Empty to create a new file.',
+    ),
   newString: z.string().describe('The text to put in its place (must differ from oldString).'),
   replaceAll: z
     .preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean().optional())
@@ -30,12 +34,15 @@ const parameters = z.object({
 export const EditTool = Tool.define('edit', async (initCtx) => {
   const ws = await Workspace.fromInitContext(initCtx);
   return {
-    description: 'Replace oldString with newString in a file (exact match first, then whitespace/indentation-tolerant matching).',
+    description:
+      'Replace oldString with newString in a file (exact match first, then whitespace/indentation-tolerant matching).',
     parameters,
     async execute(args: z.infer<typeof parameters>, ctx) {
       const replaceAll = args.replaceAll ?? false;
       if (args.oldString === args.newString) {
-        throw new Error('oldString and newString are identical, so there is nothing to change. Put the new text in newString.');
+        throw new Error(
+          'oldString and newString are identical, so there is nothing to change. Put the new text in newString.',
+        );
       }
       const abs = await ws.resolve(args.filePath, 'write');
       const shown = ws.display(abs);
@@ -47,7 +54,9 @@ export const EditTool = Tool.define('edit', async (initCtx) => {
         });
         if (!stat) {
           if (args.oldString !== '') {
-            throw new Error(`File ${shown} does not exist. To create it, call edit with an empty oldString (or use write); otherwise check the path.`);
+            throw new Error(
+              `File ${shown} does not exist. To create it, call edit with an empty oldString (or use write); otherwise check the path.`,
+            );
           }
           await fs.mkdir(path.dirname(abs), { recursive: true });
           const { stat: stamp } = await atomicWriteFile(abs, args.newString, { signal: ctx.abort });
@@ -56,7 +65,16 @@ export const EditTool = Tool.define('edit', async (initCtx) => {
           return {
             title: shown,
             output: `Created ${shown} (${countLines(args.newString)} lines).`,
-            metadata: { path: shown, created: true, diff: d.diff, additions: d.additions, deletions: d.deletions, replacements: 1, matcher: 'create', truncated: false },
+            metadata: {
+              path: shown,
+              created: true,
+              diff: d.diff,
+              additions: d.additions,
+              deletions: d.deletions,
+              replacements: 1,
+              matcher: 'create',
+              truncated: false,
+            },
           };
         }
         if (stat.isDirectory()) throw new Error(`${shown} is a directory; give the path of a file inside it.`);
@@ -79,7 +97,9 @@ export const EditTool = Tool.define('edit', async (initCtx) => {
         let score: number | undefined;
         if (oldString === '') {
           if (content !== '') {
-            throw new Error(`oldString is empty but ${shown} already has content. Give the text to replace, or use write to replace the whole file.`);
+            throw new Error(
+              `oldString is empty but ${shown} already has content. Give the text to replace, or use write to replace the whole file.`,
+            );
           }
           updated = newString;
         } else {
@@ -98,7 +118,8 @@ export const EditTool = Tool.define('edit', async (initCtx) => {
           if (!found) throw new Error(notFoundMessage(shown, content, oldString));
           const lines = rangeLines(content, found.ranges);
           if (found.ranges.length > 1 && !replaceAll) {
-            const listed = lines.slice(0, MAX_LISTED_MATCHES).join(', ') + (lines.length > MAX_LISTED_MATCHES ? ', ...' : '');
+            const listed =
+              lines.slice(0, MAX_LISTED_MATCHES).join(', ') + (lines.length > MAX_LISTED_MATCHES ? ', ...' : '');
             throw new Error(
               `Found ${found.ranges.length} matches for oldString in ${shown} (at lines ${listed}). ` +
                 'Add more surrounding lines to oldString to make it unique, or set replaceAll to true to replace every one.',
@@ -110,18 +131,33 @@ export const EditTool = Tool.define('edit', async (initCtx) => {
           firstLine = lines[0];
           score = found.score;
         }
-        if (updated === content) throw new Error(`The edit would leave ${shown} unchanged (the matched text already equals newString). Nothing was written.`);
+        if (updated === content)
+          throw new Error(
+            `The edit would leave ${shown} unchanged (the matched text already equals newString). Nothing was written.`,
+          );
         const d = unifiedDiff(shown, content, updated);
         const final = bom + (crlf ? updated.replace(/\n/g, '\r\n') : updated);
         if (ctx.abort.aborted) throw new Error('edit was aborted; the file is unchanged.');
         const { stat: stamp } = await atomicWriteFile(abs, final, { signal: ctx.abort });
         readTracker.record(ctx.sessionID, abs, stamp);
-        const how = matcher === 'exact' || matcher === 'replace-empty' ? '' : `, matched by ${matcher} matching${score !== undefined ? ` (similarity ${score.toFixed(2)})` : ''}`;
+        const how =
+          matcher === 'exact' || matcher === 'replace-empty'
+            ? ''
+            : `, matched by ${matcher} matching${score !== undefined ? ` (similarity ${score.toFixed(2)})` : ''}`;
         const what = replacements === 1 ? `1 replacement at line ${firstLine}` : `${replacements} replacements`;
         return {
           title: shown,
           output: `Edited ${shown}: ${what}${how} (+${d.additions} -${d.deletions} lines).`,
-          metadata: { path: shown, created: false, diff: d.diff, additions: d.additions, deletions: d.deletions, replacements, matcher, truncated: false },
+          metadata: {
+            path: shown,
+            created: false,
+            diff: d.diff,
+            additions: d.additions,
+            deletions: d.deletions,
+            replacements,
+            matcher,
+            truncated: false,
+          },
         };
       });
     },
@@ -147,7 +183,9 @@ function notFoundMessage(shown: string, content: string, oldString: string): str
   const c = closestCandidate(content, oldString);
   const head = `oldString was not found in ${shown} (also not with whitespace, indentation, escape or quote differences ignored).`;
   if (!c) return `${head} Re-read the file and copy the exact text you want to replace into oldString.`;
-  const shownLines = c.lines.slice(0, MAX_CANDIDATE_LINES).map((l, i) => `${c.startLine + i}: ${l.length > 200 ? `${l.slice(0, 200)}...` : l}`);
+  const shownLines = c.lines
+    .slice(0, MAX_CANDIDATE_LINES)
+    .map((l, i) => `${c.startLine + i}: ${l.length > 200 ? `${l.slice(0, 200)}...` : l}`);
   const more = c.lines.length > MAX_CANDIDATE_LINES ? '\n...' : '';
   return (
     `${head} The closest candidate is at lines ${c.startLine}-${c.endLine}:\n${shownLines.join('\n')}${more}\n` +
@@ -177,7 +215,8 @@ export function unifiedDiff(name: string, before: string, after: string): DiffSu
   const max = Math.min(before.length, after.length);
   while (head < max && before.charCodeAt(head) === after.charCodeAt(head)) head++;
   let tail = 0;
-  while (tail < max - head && before.charCodeAt(before.length - 1 - tail) === after.charCodeAt(after.length - 1 - tail)) tail++;
+  while (tail < max - head && before.charCodeAt(before.length - 1 - tail) === after.charCodeAt(after.length - 1 - tail))
+    tail++;
   // Widen to whole lines plus context.
   let start = before.lastIndexOf('\n', head - 1) + 1;
   for (let n = 0; n < DIFF_CONTEXT_LINES && start > 0; n++) start = before.lastIndexOf('\n', start - 2) + 1;
@@ -194,7 +233,9 @@ export function unifiedDiff(name: string, before: string, after: string): DiffSu
     endBefore = nb + 1;
   }
   const lineOffset = start === 0 ? 0 : countNewlines(before, 0, start);
-  const patch = structuredPatch(name, name, before.slice(start, endBefore), after.slice(start, endAfter), '', '', { context: DIFF_CONTEXT_LINES });
+  const patch = structuredPatch(name, name, before.slice(start, endBefore), after.slice(start, endAfter), '', '', {
+    context: DIFF_CONTEXT_LINES,
+  });
   let additions = 0;
   let deletions = 0;
   for (const h of patch.hunks) {

@@ -10,7 +10,17 @@ import fg from 'fast-glob';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
 import { Workspace } from '../workspace.js';
-import { IgnoreTree, MtimeCache, isIgnoreFileName, PROGRESS_INTERVAL_MS, VCS_DIRS, compareNewestFirst, rootContaining, throttle, throwIfAborted } from './search-common.js';
+import {
+  IgnoreTree,
+  MtimeCache,
+  isIgnoreFileName,
+  PROGRESS_INTERVAL_MS,
+  VCS_DIRS,
+  compareNewestFirst,
+  rootContaining,
+  throttle,
+  throwIfAborted,
+} from './search-common.js';
 
 /** Paths returned at most; the newest are kept. */
 export const MAX_GLOB_RESULTS = 100;
@@ -25,8 +35,14 @@ export interface GlobMetadata extends Tool.Metadata {
 }
 
 const parameters = z.object({
-  pattern: z.string().min(1).describe('Glob pattern, e.g. "**/*.ts", "src/**/*.{js,jsx}", "*.md" (top level only). Relative to `path`.'),
-  path: z.string().optional().describe('Directory to search in: absolute, or relative to the workspace root (default: the workspace root).'),
+  pattern: z
+    .string()
+    .min(1)
+    .describe('Glob pattern, e.g. "**/*.ts", "src/**/*.{js,jsx}", "*.md" (top level only). Relative to `path`.'),
+  path: z
+    .string()
+    .optional()
+    .describe('Directory to search in: absolute, or relative to the workspace root (default: the workspace root).'),
 });
 
 export const GlobTool = Tool.define<typeof parameters, GlobMetadata>('glob', async (initCtx) => {
@@ -38,8 +54,14 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>('glob', asy
     async execute(args, ctx) {
       const base = await ws.resolve(args.path ?? '.');
       const baseStat = await fsp.stat(base).catch(() => undefined);
-      if (!baseStat) throw new Error(`Directory ${JSON.stringify(args.path)} does not exist (resolved to ${base}). Check the path, or omit it to search the workspace root.`);
-      if (!baseStat.isDirectory()) throw new Error(`${ws.display(base)} is a file, not a directory. Give glob a directory as path and the file name as pattern.`);
+      if (!baseStat)
+        throw new Error(
+          `Directory ${JSON.stringify(args.path)} does not exist (resolved to ${base}). Check the path, or omit it to search the workspace root.`,
+        );
+      if (!baseStat.isDirectory())
+        throw new Error(
+          `${ws.display(base)} is a file, not a directory. Give glob a directory as path and the file name as pattern.`,
+        );
 
       const { fixed, dynamic } = splitPattern(args.pattern);
       // The fixed part goes through the sandbox: `../x/**`, `/etc/*` and symlinked dirs are refused here.
@@ -76,7 +98,9 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>('glob', asy
           });
         } catch (err) {
           throwIfAborted(ctx.abort, 'glob');
-          throw new Error(`glob could not search with pattern ${JSON.stringify(args.pattern)}: ${(err as Error).message}. Check the pattern and call glob again.`);
+          throw new Error(
+            `glob could not search with pattern ${JSON.stringify(args.pattern)}: ${(err as Error).message}. Check the pattern and call glob again.`,
+          );
         }
         // Stat'ing in one tight loop after the walk is cheaper than interleaving it with the walk.
         const prefix = cwd + path.sep;
@@ -93,7 +117,11 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>('glob', asy
       const truncated = sorted.length > shown.length;
       const metadata: GlobMetadata = { count: sorted.length, shown: shown.length, truncated };
       if (sorted.length === 0) {
-        return { title, metadata, output: `No files found matching ${JSON.stringify(args.pattern)} in ${ws.display(base)}.` };
+        return {
+          title,
+          metadata,
+          output: `No files found matching ${JSON.stringify(args.pattern)} in ${ws.display(base)}.`,
+        };
       }
       let output = shown.join('\n');
       if (truncated) {
@@ -122,7 +150,9 @@ export function splitPattern(pattern: string): { fixed: string; dynamic: string 
   const dynamic = segs.slice(k).join('/');
   // `..` as a whole segment, also inside {a,b} or @(...) alternatives.
   if (/(^|[^\w.-])\.\.($|[^\w.-])/.test(dynamic)) {
-    throw new Error(`The pattern ${JSON.stringify(pattern)} has ".." after a wildcard, which could leave the directory being searched. Put ".." only at the start of the pattern, or set path instead.`);
+    throw new Error(
+      `The pattern ${JSON.stringify(pattern)} has ".." after a wildcard, which could leave the directory being searched. Put ".." only at the start of the pattern, or set path instead.`,
+    );
   }
   return { fixed, dynamic };
 }
@@ -185,10 +215,13 @@ function gitignoreAwareReaddir(tree: IgnoreTree, cwd: string, signal: AbortSigna
         return;
       }
       const rules = chain.length > 0;
-      cb(null, entries.filter((e) => {
-        if (VCS_DIRS.has(e.name) || e.isSymbolicLink()) return false;
-        return !rules || !tree.isIgnored(chain, path.join(abs, e.name), e.isDirectory());
-      }));
+      cb(
+        null,
+        entries.filter((e) => {
+          if (VCS_DIRS.has(e.name) || e.isSymbolicLink()) return false;
+          return !rules || !tree.isIgnored(chain, path.join(abs, e.name), e.isDirectory());
+        }),
+      );
     };
     const chain = tree.enter(abs, ruleFiles ? entries.map((e) => e.name) : []);
     if (Array.isArray(chain)) later(() => filter(chain));

@@ -4,7 +4,17 @@
  * at most MAX_MATCHES matches grouped by file, newest files first, long lines cut.
  */
 import { spawn } from 'node:child_process';
-import { promises as fs, constants as fsConstants, readdirSync, openSync, fstatSync, readFileSync, readSync, closeSync, type Dirent } from 'node:fs';
+import {
+  promises as fs,
+  constants as fsConstants,
+  readdirSync,
+  openSync,
+  fstatSync,
+  readFileSync,
+  readSync,
+  closeSync,
+  type Dirent,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -62,28 +72,64 @@ export interface GrepMetadata extends Tool.Metadata {
 }
 
 const parameters = z.object({
-  pattern: z.string().min(1).describe('Regular expression to search for, e.g. "function\\s+\\w+" or "TODO|FIXME". Matched line by line.'),
-  path: z.string().optional().describe('File or directory to search: absolute, or relative to the workspace root (default: the workspace root).'),
-  include: z.string().optional().describe('Only search files matching this glob, e.g. "*.ts", "*.{ts,tsx}", "src/**/*.py" (a glob with "/" is matched against the path relative to `path`).'),
-  context: z.number().int().min(0).max(MAX_CONTEXT_LINES).optional().describe(`Lines of context to show before and after each match (default 0, max ${MAX_CONTEXT_LINES}).`),
-  before: z.number().int().min(0).max(MAX_CONTEXT_LINES).optional().describe('Lines of context before each match (overrides `context`).'),
-  after: z.number().int().min(0).max(MAX_CONTEXT_LINES).optional().describe('Lines of context after each match (overrides `context`).'),
+  pattern: z
+    .string()
+    .min(1)
+    .describe('Regular expression to search for, e.g. "function\\s+\\w+" or "TODO|FIXME". Matched line by line.'),
+  path: z
+    .string()
+    .optional()
+    .describe(
+      'File or directory to search: absolute, or relative to the workspace root (default: the workspace root).',
+    ),
+  include: z
+    .string()
+    .optional()
+    .describe(
+      'Only search files matching this glob, e.g. "*.ts", "*.{ts,tsx}", "src/**/*.py" (a glob with "/" is matched against the path relative to `path`).',
+    ),
+  context: z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_CONTEXT_LINES)
+    .optional()
+    .describe(`Lines of context to show before and after each match (default 0, max ${MAX_CONTEXT_LINES}).`),
+  before: z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_CONTEXT_LINES)
+    .optional()
+    .describe('Lines of context before each match (overrides `context`).'),
+  after: z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_CONTEXT_LINES)
+    .optional()
+    .describe('Lines of context after each match (overrides `context`).'),
   caseInsensitive: z.boolean().optional().describe('Match letters regardless of case (default false).'),
 });
 
 export const GrepTool = Tool.define<typeof parameters, GrepMetadata>('grep', async (initCtx) => {
   const ws = await Workspace.fromInitContext(initCtx);
   const wanted = initCtx.grepBackend === 'js' || initCtx.grepBackend === 'rg' ? initCtx.grepBackend : 'auto';
-  const rgPath = wanted === 'js' ? undefined : typeof initCtx.rgPath === 'string' ? initCtx.rgPath : await findExecutable('rg');
+  const rgPath =
+    wanted === 'js' ? undefined : typeof initCtx.rgPath === 'string' ? initCtx.rgPath : await findExecutable('rg');
   const progressMs = typeof initCtx.progressIntervalMs === 'number' ? initCtx.progressIntervalMs : PROGRESS_INTERVAL_MS;
   // Tuning knob for tests: a tiny block size exercises the large-file path on small files.
-  const blockBytes = typeof initCtx.grepBlockBytes === 'number' && initCtx.grepBlockBytes > 0 ? initCtx.grepBlockBytes : JS_BLOCK_BYTES;
+  const blockBytes =
+    typeof initCtx.grepBlockBytes === 'number' && initCtx.grepBlockBytes > 0 ? initCtx.grepBlockBytes : JS_BLOCK_BYTES;
   return {
-    description: 'Search file contents with a regular expression (ripgrep when available); results grouped by file, newest first.',
+    description:
+      'Search file contents with a regular expression (ripgrep when available); results grouped by file, newest first.',
     parameters,
     async execute(args, ctx) {
       if (wanted === 'rg' && !rgPath) {
-        throw new Error('grep is configured to use ripgrep (grepBackend: "rg") but no `rg` binary was found on PATH. Install ripgrep or use grepBackend "auto".');
+        throw new Error(
+          'grep is configured to use ripgrep (grepBackend: "rg") but no `rg` binary was found on PATH. Install ripgrep or use grepBackend "auto".',
+        );
       }
       const backend: GrepBackend = rgPath ? 'rg' : 'js';
       const compiled = compilePattern(args.pattern, !!args.caseInsensitive);
@@ -92,21 +138,47 @@ export const GrepTool = Tool.define<typeof parameters, GrepMetadata>('grep', asy
       const include = args.include !== undefined ? new IncludeMatcher(args.include) : undefined;
       const target = await ws.resolve(args.path ?? '.');
       const stat = await fs.stat(target).catch(() => undefined);
-      if (!stat) throw new Error(`Path ${JSON.stringify(args.path)} does not exist (resolved to ${target}). Check the path, or use glob to find it.`);
+      if (!stat)
+        throw new Error(
+          `Path ${JSON.stringify(args.path)} does not exist (resolved to ${target}). Check the path, or use glob to find it.`,
+        );
       const isFile = stat.isFile();
-      if (!isFile && !stat.isDirectory()) throw new Error(`${ws.display(target)} is neither a file nor a directory; give grep a file or directory.`);
+      if (!isFile && !stat.isDirectory())
+        throw new Error(`${ws.display(target)} is neither a file nor a directory; give grep a file or directory.`);
       throwIfAborted(ctx.abort, 'grep');
       if (isFile && (await containsNul(target))) {
-        throw new Error(`${ws.display(target)} is a binary file (it contains NUL bytes); grep skips binary files. Use read to inspect it.`);
+        throw new Error(
+          `${ws.display(target)} is a binary file (it contains NUL bytes); grep skips binary files. Use read to inspect it.`,
+        );
       }
       const top = rootContaining(ws.roots, target) ?? ws.root;
       const collector = new Collector(MAX_MATCHES, after, before > 0 || after > 0);
       const title = `grep ${JSON.stringify(args.pattern)} in ${ws.display(target)}`;
       ctx.metadata({ title, metadata: { backend } });
       const report = throttle(progressMs, () =>
-        ctx.metadata({ title, metadata: { backend, matches: collector.totalMatches, files: collector.fileCount, filesScanned: collector.filesScanned } }),
+        ctx.metadata({
+          title,
+          metadata: {
+            backend,
+            matches: collector.totalMatches,
+            files: collector.fileCount,
+            filesScanned: collector.filesScanned,
+          },
+        }),
       );
-      const opts: SearchOptions = { target, isFile, top, compiled, before, after, include, ctx, collector, report, blockBytes };
+      const opts: SearchOptions = {
+        target,
+        isFile,
+        top,
+        compiled,
+        before,
+        after,
+        include,
+        ctx,
+        collector,
+        report,
+        blockBytes,
+      };
       if (backend === 'rg') await searchWithRg(rgPath as string, opts);
       else await searchWithJs(opts);
       throwIfAborted(ctx.abort, 'grep');
@@ -146,7 +218,8 @@ export function compilePattern(pattern: string, caseInsensitive: boolean): Compi
         '(literals, . [] [^] groups (...) (?:...) | ^ $ \\b \\d \\w \\s, quantifiers * + ? {n,m}). Escape special characters with \\ (e.g. \\( \\. \\[) and call grep again.',
     );
   };
-  if (pattern.includes('\n') || pattern.includes('\r')) fail('it contains a line break, but grep matches one line at a time');
+  if (pattern.includes('\n') || pattern.includes('\r'))
+    fail('it contains a line break, but grep matches one line at a time');
   let out = '';
   let inClass = false;
   for (let i = 0; i < pattern.length; i++) {
@@ -156,14 +229,17 @@ export function compilePattern(pattern: string, caseInsensitive: boolean): Compi
       if (n === undefined) fail('it ends with a lone backslash');
       i++;
       if (n === 'n') fail('it contains \\n, but grep matches one line at a time');
-      if (/[1-9]/.test(n) || (n === 'k' && pattern[i + 1] === '<')) fail('back-references (\\1, \\k<name>) are not supported');
+      if (/[1-9]/.test(n) || (n === 'k' && pattern[i + 1] === '<'))
+        fail('back-references (\\1, \\k<name>) are not supported');
       const keep = inClass ? KEEP_ESCAPED_IN_CLASS : KEEP_ESCAPED;
-      if (/[!-/:-@[-`{-~]/.test(n) && !keep.has(n)) out += n; // needless escape of punctuation
+      if (/[!-/:-@[-`{-~]/.test(n) && !keep.has(n))
+        out += n; // needless escape of punctuation
       else out += c + n;
       continue;
     }
     if (inClass) {
-      if (c === '[' && pattern[i + 1] === ':' ) fail('POSIX classes like [[:alpha:]] are not supported; use [a-zA-Z] or \\w');
+      if (c === '[' && pattern[i + 1] === ':')
+        fail('POSIX classes like [[:alpha:]] are not supported; use [a-zA-Z] or \\w');
       if (c === ']') inClass = false;
       out += c;
       continue;
@@ -171,13 +247,18 @@ export function compilePattern(pattern: string, caseInsensitive: boolean): Compi
     if (c === '[') {
       inClass = true;
       out += c;
-      if (pattern[i + 1] === '^') { out += '^'; i++; }
-      if (pattern[i + 1] === ']') fail('an empty or "]"-first character class is read differently by the two engines; escape it as \\]');
+      if (pattern[i + 1] === '^') {
+        out += '^';
+        i++;
+      }
+      if (pattern[i + 1] === ']')
+        fail('an empty or "]"-first character class is read differently by the two engines; escape it as \\]');
       continue;
     }
     if (c === '(' && pattern[i + 1] === '?') {
       const rest = pattern.slice(i + 2);
-      if (/^(=|!|<=|<!)/.test(rest)) fail('look-ahead and look-behind ((?=...), (?!...), (?<=...), (?<!...)) are not supported');
+      if (/^(=|!|<=|<!)/.test(rest))
+        fail('look-ahead and look-behind ((?=...), (?!...), (?<=...), (?<!...)) are not supported');
       if (/^(<|P<)/.test(rest)) fail('named groups are not supported; use a plain group (...)');
       if (!rest.startsWith(':')) fail('inline flags like (?i) are not supported; use caseInsensitive: true');
     }
@@ -233,7 +314,10 @@ class FileAccumulator {
   private stored = 0;
   private lastStoredMatch = -1;
 
-  constructor(private readonly cap: number, private readonly after: number) {}
+  constructor(
+    private readonly cap: number,
+    private readonly after: number,
+  ) {}
 
   add(rec: LineRecord): void {
     if (rec.match) {
@@ -263,7 +347,11 @@ class Collector {
   private stored = 0;
   private readonly mtimes = new MtimeCache();
 
-  constructor(readonly cap: number, readonly after: number, readonly withContext: boolean) {}
+  constructor(
+    readonly cap: number,
+    readonly after: number,
+    readonly withContext: boolean,
+  ) {}
 
   newFile(): FileAccumulator {
     return new FileAccumulator(this.cap, this.after);
@@ -296,7 +384,13 @@ class Collector {
   }
 }
 
-async function render(collector: Collector, ws: Workspace, pattern: string, target: string, backend: GrepBackend): Promise<Tool.Result<GrepMetadata>> {
+async function render(
+  collector: Collector,
+  ws: Workspace,
+  pattern: string,
+  target: string,
+  backend: GrepBackend,
+): Promise<Tool.Result<GrepMetadata>> {
   const files = collector.finish();
   const total = collector.totalMatches;
   if (total === 0) {
@@ -356,9 +450,22 @@ const RG_BINARY_WARNING = /^(.*): WARNING: stopped searching binary file/;
 
 async function searchWithRg(rg: string, o: SearchOptions): Promise<void> {
   const args = [
-    '--no-config', '--no-require-git', '--no-ignore-parent', '--no-ignore-exclude', '--no-ignore-global',
-    '--hidden', '--encoding', 'none', '--line-number', '--with-filename', '--null', '--no-heading',
-    '--color', 'never', '--max-columns', String(RG_MAX_COLUMNS),
+    '--no-config',
+    '--no-require-git',
+    '--no-ignore-parent',
+    '--no-ignore-exclude',
+    '--no-ignore-global',
+    '--hidden',
+    '--encoding',
+    'none',
+    '--line-number',
+    '--with-filename',
+    '--null',
+    '--no-heading',
+    '--color',
+    'never',
+    '--max-columns',
+    String(RG_MAX_COLUMNS),
   ];
   if (o.compiled.caseInsensitive) args.push('--ignore-case');
   if (o.before) args.push('--before-context', String(o.before));
@@ -422,7 +529,11 @@ async function searchWithRg(rg: string, o: SearchOptions): Promise<void> {
           return; // "--" group separators and other notices
         }
         // Consecutive lines mostly share a file: compare bytes before decoding the path again.
-        const samePath = current !== undefined && lastPathBytes !== undefined && nul - start === lastPathBytes.length && buf.compare(lastPathBytes, 0, lastPathBytes.length, start, nul) === 0;
+        const samePath =
+          current !== undefined &&
+          lastPathBytes !== undefined &&
+          nul - start === lastPathBytes.length &&
+          buf.compare(lastPathBytes, 0, lastPathBytes.length, start, nul) === 0;
         const file = samePath ? (current as { path: string }).path : buf.toString('utf8', start, nul);
         if (!samePath) lastPathBytes = Buffer.from(buf.subarray(start, nul));
         let i = nul + 1;
@@ -435,7 +546,11 @@ async function searchWithRg(rg: string, o: SearchOptions): Promise<void> {
           current = { path: file, acc: o.collector.newFile() };
         }
         const text = buf.toString('utf8', i + 1, end);
-        current.acc.add(RG_OMITTED_LINE.test(text) ? { line, text, match: sep === 58, omitted: true } : { line, text, match: sep === 58 });
+        current.acc.add(
+          RG_OMITTED_LINE.test(text)
+            ? { line, text, match: sep === 58, omitted: true }
+            : { line, text, match: sep === 58 },
+        );
       };
       let pending: Buffer | undefined;
       child.stdout.on('data', (chunk: Buffer) => {
@@ -462,9 +577,14 @@ async function searchWithRg(rg: string, o: SearchOptions): Promise<void> {
         o.ctx.abort.removeEventListener('abort', onAbort);
         if (pending) onLine(pending, 0, pending.length);
         flush();
-        if (o.ctx.abort.aborted) return reject(new Error('grep was aborted before it finished. Run it again if you still need the result.'));
+        if (o.ctx.abort.aborted)
+          return reject(new Error('grep was aborted before it finished. Run it again if you still need the result.'));
         if (code === 0 || code === 1 || (code === 2 && sawOutput)) return resolve();
-        reject(new Error(`ripgrep could not search for ${JSON.stringify(o.compiled.source)}: ${stderr.trim().slice(0, 1000) || `exit code ${code}`}. Fix the pattern or path and call grep again.`));
+        reject(
+          new Error(
+            `ripgrep could not search for ${JSON.stringify(o.compiled.source)}: ${stderr.trim().slice(0, 1000) || `exit code ${code}`}. Fix the pattern or path and call grep again.`,
+          ),
+        );
       });
     });
   } finally {
@@ -523,7 +643,10 @@ async function searchWithJs(o: SearchOptions): Promise<void> {
     } catch {
       continue; // unreadable directory: skipped, as ripgrep does
     }
-    const pending = tree.enter(dir, entries.map((e) => e.name));
+    const pending = tree.enter(
+      dir,
+      entries.map((e) => e.name),
+    );
     const chain = Array.isArray(pending) ? pending : await pending;
     const rules = chain.length > 0;
     const subdirs: string[] = [];
@@ -680,7 +803,10 @@ async function readLinePrefix(abs: string, lineNo: number, maxBytes: number): Pr
       let i = 0;
       while (line < lineNo) {
         const nl = buf.indexOf(10, i);
-        if (nl === -1 || nl >= bytesRead) { i = bytesRead; break; }
+        if (nl === -1 || nl >= bytesRead) {
+          i = bytesRead;
+          break;
+        }
         line++;
         i = nl + 1;
       }

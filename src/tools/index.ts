@@ -44,7 +44,11 @@ export const builtinTools: BuiltinTool[] = [
 export function registerBuiltinTools(registry: ToolRegistryImpl, only?: string[]): ToolRegistryImpl {
   for (const tool of builtinTools) {
     if (only && !only.includes(tool.info.id)) continue;
-    registry.register(tool.info, { permissions: tool.permissions, descriptionPath: tool.descriptionPath, replace: true });
+    registry.register(tool.info, {
+      permissions: tool.permissions,
+      descriptionPath: tool.descriptionPath,
+      replace: true,
+    });
   }
   return registry;
 }

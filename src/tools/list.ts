@@ -16,10 +16,32 @@ export const LIST_DEFAULT_LIMIT = 100;
 export const LIST_MAX_LIMIT = 1000;
 /** Names never listed unless the call names them as `path` (or un-ignores them with "!name"). */
 export const LIST_DEFAULT_IGNORES: readonly string[] = [
-  'node_modules', '.git', '.hg', '.svn', '.jj', 'dist', 'build', 'coverage', '.nyc_output',
-  '.venv', 'venv', '__pycache__', '.pytest_cache', '.mypy_cache', '.ruff_cache', '.tox',
-  '.next', '.nuxt', '.svelte-kit', '.turbo', '.parcel-cache', '.cache', 'target', '.gradle',
-  '.idea', '.DS_Store',
+  'node_modules',
+  '.git',
+  '.hg',
+  '.svn',
+  '.jj',
+  'dist',
+  'build',
+  'coverage',
+  '.nyc_output',
+  '.venv',
+  'venv',
+  '__pycache__',
+  '.pytest_cache',
+  '.mypy_cache',
+  '.ruff_cache',
+  '.tox',
+  '.next',
+  '.nuxt',
+  '.svelte-kit',
+  '.turbo',
+  '.parcel-cache',
+  '.cache',
+  'target',
+  '.gradle',
+  '.idea',
+  '.DS_Store',
 ];
 
 /** list's metadata. */
@@ -30,9 +52,23 @@ export interface ListMetadata extends Tool.Metadata {
 }
 
 const parameters = z.object({
-  path: z.string().optional().describe('Directory to list: absolute, or relative to the workspace root (default: the workspace root).'),
-  ignore: z.array(z.string()).optional().describe('Extra .gitignore-style globs to leave out, e.g. ["*.log", "fixtures/"]. "!name" shows a default-ignored name such as "!dist".'),
-  limit: z.number().int().min(1).max(LIST_MAX_LIMIT).optional().describe(`Most entries to show (default ${LIST_DEFAULT_LIMIT}, max ${LIST_MAX_LIMIT}).`),
+  path: z
+    .string()
+    .optional()
+    .describe('Directory to list: absolute, or relative to the workspace root (default: the workspace root).'),
+  ignore: z
+    .array(z.string())
+    .optional()
+    .describe(
+      'Extra .gitignore-style globs to leave out, e.g. ["*.log", "fixtures/"]. "!name" shows a default-ignored name such as "!dist".',
+    ),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(LIST_MAX_LIMIT)
+    .optional()
+    .describe(`Most entries to show (default ${LIST_DEFAULT_LIMIT}, max ${LIST_MAX_LIMIT}).`),
 });
 
 interface Node {
@@ -51,14 +87,19 @@ export const ListTool = Tool.define<typeof parameters, ListMetadata>('list', asy
       ? Math.min(initCtx.listLimit, LIST_MAX_LIMIT)
       : LIST_DEFAULT_LIMIT;
   return {
-    description: 'List a directory as a tree (directories first); skips node_modules, .git, build output and .gitignored files.',
+    description:
+      'List a directory as a tree (directories first); skips node_modules, .git, build output and .gitignored files.',
     parameters,
     async execute(args, ctx) {
       const limit = args.limit ?? defaultLimit;
       const root = await ws.resolve(args.path ?? '.');
       const stat = await fs.stat(root).catch(() => undefined);
-      if (!stat) throw new Error(`Directory ${JSON.stringify(args.path)} does not exist (resolved to ${root}). Check the path, or list its parent first.`);
-      if (!stat.isDirectory()) throw new Error(`${ws.display(root)} is a file, not a directory. Use read to see its content.`);
+      if (!stat)
+        throw new Error(
+          `Directory ${JSON.stringify(args.path)} does not exist (resolved to ${root}). Check the path, or list its parent first.`,
+        );
+      if (!stat.isDirectory())
+        throw new Error(`${ws.display(root)} is a file, not a directory. Use read to see its content.`);
       ctx.metadata({ title: `list ${ws.display(root)}` });
 
       const extra = makeIgnore([...LIST_DEFAULT_IGNORES, ...(args.ignore ?? [])]);
@@ -105,14 +146,22 @@ export const ListTool = Tool.define<typeof parameters, ListMetadata>('list', asy
 });
 
 /** A directory's visible entries: directories first, then the rest, each by name. */
-async function readEntries(dir: string, root: string, tree: IgnoreTree, extra: ReturnType<typeof makeIgnore>): Promise<Node[]> {
+async function readEntries(
+  dir: string,
+  root: string,
+  tree: IgnoreTree,
+  extra: ReturnType<typeof makeIgnore>,
+): Promise<Node[]> {
   let dirents;
   try {
     dirents = await fs.readdir(dir, { withFileTypes: true });
   } catch {
     return []; // unreadable: shown as empty rather than failing the whole listing
   }
-  const chain = await tree.enter(dir, dirents.map((d) => d.name));
+  const chain = await tree.enter(
+    dir,
+    dirents.map((d) => d.name),
+  );
   const out: Node[] = [];
   for (const d of dirents) {
     const abs = path.join(dir, d.name);
@@ -127,7 +176,17 @@ async function readEntries(dir: string, root: string, tree: IgnoreTree, extra: R
     if (hidden || tree.isIgnored(chain, abs, kind === 'dir')) continue;
     out.push({ name: d.name, abs, kind });
   }
-  return out.sort((a, b) => (a.kind === 'dir') !== (b.kind === 'dir') ? (a.kind === 'dir' ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  return out.sort((a, b) =>
+    (a.kind === 'dir') !== (b.kind === 'dir')
+      ? a.kind === 'dir'
+        ? -1
+        : 1
+      : a.name < b.name
+        ? -1
+        : a.name > b.name
+          ? 1
+          : 0,
+  );
 }
 
 function render(node: Node, depth: number, lines: string[]): void {

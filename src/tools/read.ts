@@ -42,16 +42,71 @@ export const ATTACHMENT_TYPES: Readonly<Record<string, { mime: string; type: 'im
 
 /** Extensions refused as binary without looking inside. */
 export const BINARY_EXTENSIONS: ReadonlySet<string> = new Set([
-  '.zip', '.tar', '.gz', '.tgz', '.bz2', '.xz', '.zst', '.7z', '.rar', '.jar', '.war', '.ear',
-  '.exe', '.dll', '.so', '.dylib', '.o', '.a', '.lib', '.obj', '.class', '.pyc', '.pyo', '.wasm',
-  '.node', '.bin', '.dat', '.db', '.sqlite', '.sqlite3', '.iso', '.dmg', '.img',
-  '.mp3', '.mp4', '.m4a', '.mov', '.avi', '.mkv', '.webm', '.wav', '.flac', '.ogg', '.ico', '.tif', '.tiff', '.psd',
-  '.woff', '.woff2', '.ttf', '.otf', '.eot',
-  '.doc', '.docx', '.xls', '.xlsx', '.ppt', '.pptx', '.odt', '.ods', '.odp',
+  '.zip',
+  '.tar',
+  '.gz',
+  '.tgz',
+  '.bz2',
+  '.xz',
+  '.zst',
+  '.7z',
+  '.rar',
+  '.jar',
+  '.war',
+  '.ear',
+  '.exe',
+  '.dll',
+  '.so',
+  '.dylib',
+  '.o',
+  '.a',
+  '.lib',
+  '.obj',
+  '.class',
+  '.pyc',
+  '.pyo',
+  '.wasm',
+  '.node',
+  '.bin',
+  '.dat',
+  '.db',
+  '.sqlite',
+  '.sqlite3',
+  '.iso',
+  '.dmg',
+  '.img',
+  '.mp3',
+  '.mp4',
+  '.m4a',
+  '.mov',
+  '.avi',
+  '.mkv',
+  '.webm',
+  '.wav',
+  '.flac',
+  '.ogg',
+  '.ico',
+  '.tif',
+  '.tiff',
+  '.psd',
+  '.woff',
+  '.woff2',
+  '.ttf',
+  '.otf',
+  '.eot',
+  '.doc',
+  '.docx',
+  '.xls',
+  '.xlsx',
+  '.ppt',
+  '.pptx',
+  '.odt',
+  '.ods',
+  '.odp',
 ]);
 
 const parameters = z.object({
-      filePath: z.string().describe('Path of the file or directory to read: absolute, or relative to the workspace root.'),
+  filePath: z.string().describe('Path of the file or directory to read: absolute, or relative to the workspace root.'),
   offset: z.number().int().min(1).optional().describe('1-based line number to start from (default 1).'),
   limit: z.number().int().min(1).optional().describe(`How many lines to return (default ${DEFAULT_READ_LIMIT}).`),
 });
@@ -72,13 +127,16 @@ export const ReadTool = Tool.define('read', async (initCtx) => {
       });
       if (!stat) throw new Error(await missingFileMessage(abs, shown, ws));
       if (stat.isDirectory()) return listDirectory(abs, shown, offset, limit);
-      if (!stat.isFile()) throw new Error(`${shown} is not a regular file (it is a device, socket or FIFO); it cannot be read.`);
+      if (!stat.isFile())
+        throw new Error(`${shown} is not a regular file (it is a device, socket or FIFO); it cannot be read.`);
 
       const ext = path.extname(abs).toLowerCase();
       const attachment = ATTACHMENT_TYPES[ext];
       if (attachment) return readAttachment(abs, shown, stat.size, attachment);
       if (BINARY_EXTENSIONS.has(ext)) {
-        throw new Error(`${shown} is a binary file (${ext}); read only works on text files. Use a tool that understands this format instead.`);
+        throw new Error(
+          `${shown} is a binary file (${ext}); read only works on text files. Use a tool that understands this format instead.`,
+        );
       }
 
       const handle = await fs.open(abs, 'r');
@@ -114,9 +172,15 @@ interface LinesResult {
 function formatLines(r: LinesResult, shown: string, offset: number, limit: number): Tool.Result {
   if (r.totalLines !== undefined && r.lines.length === 0) {
     if (r.totalLines === 0) {
-      return { title: shown, output: `(File ${shown} is empty.)`, metadata: { path: shown, lines: 0, truncated: false } };
+      return {
+        title: shown,
+        output: `(File ${shown} is empty.)`,
+        metadata: { path: shown, lines: 0, truncated: false },
+      };
     }
-    throw new Error(`Offset ${offset} is past the end of ${shown}, which has ${r.totalLines} lines. Use an offset between 1 and ${r.totalLines}.`);
+    throw new Error(
+      `Offset ${offset} is past the end of ${shown}, which has ${r.totalLines} lines. Use an offset between 1 and ${r.totalLines}.`,
+    );
   }
   const last = offset + r.lines.length - 1;
   const body = r.lines.map((l, i) => `${offset + i}: ${l}`).join('\n');
@@ -224,7 +288,9 @@ export function binaryReason(head: Buffer): string {
     if (b < 7 || (b > 13 && b < 32 && b !== 27) || b === 127) odd++;
   }
   const ratio = odd / head.length;
-  return ratio > NON_PRINTABLE_RATIO ? `${Math.round(ratio * 100)}% of its first ${head.length} bytes are not printable` : '';
+  return ratio > NON_PRINTABLE_RATIO
+    ? `${Math.round(ratio * 100)}% of its first ${head.length} bytes are not printable`
+    : '';
 }
 
 async function readAttachment(
@@ -244,7 +310,15 @@ async function readAttachment(
     title: shown,
     output: `${kind.type === 'image' ? 'Image' : 'PDF'} ${shown} (${kind.mime}, ${formatBytes(data.length)}) is attached.`,
     metadata: { path: shown, mime: kind.mime, bytes: data.length, truncated: false },
-    attachments: [{ type: kind.type, mime: kind.mime, data: data.toString('base64'), uri: `file://${abs}`, filename: path.basename(abs) }],
+    attachments: [
+      {
+        type: kind.type,
+        mime: kind.mime,
+        data: data.toString('base64'),
+        uri: `file://${abs}`,
+        filename: path.basename(abs),
+      },
+    ],
   };
 }
 
@@ -269,7 +343,8 @@ async function listDirectory(abs: string, shown: string, offset: number, limit: 
 async function missingFileMessage(abs: string, shown: string, ws: Workspace): Promise<string> {
   const dir = path.dirname(abs);
   const names = await fs.readdir(dir).catch(() => undefined);
-  if (!names) return `File ${shown} does not exist, and neither does its directory ${ws.display(dir)}. Check the path (list the workspace to find it).`;
+  if (!names)
+    return `File ${shown} does not exist, and neither does its directory ${ws.display(dir)}. Check the path (list the workspace to find it).`;
   const wanted = path.basename(abs).toLowerCase();
   const scored = names
     .map((n) => ({ n, d: similarity(wanted, n.toLowerCase()) }))
@@ -290,7 +365,6 @@ function similarity(a: string, b: string): number {
   if (stemA && stemB && (stemA === stemB || b.includes(stemA) || a.includes(stemB))) return 0.9;
   return levenshteinRatio(a, b, 100);
 }
-
 
 function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;

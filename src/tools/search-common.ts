@@ -142,7 +142,10 @@ export class IgnoreTree {
 
 function testChain(chain: DirRules[], abs: string, isDir: boolean): boolean {
   for (const r of chain) {
-    const rel = abs.slice(r.dir.length + 1).split(path.sep).join('/');
+    const rel = abs
+      .slice(r.dir.length + 1)
+      .split(path.sep)
+      .join('/');
     if (!rel) continue;
     let res: { ignored: boolean; unignored: boolean };
     try {
@@ -194,21 +197,36 @@ export function expandBraces(glob: string): string[] {
   const out: string[] = [];
   const walk = (s: string): void => {
     if (out.length > MAX_BRACE_EXPANSIONS) {
-      throw new Error(`The glob ${JSON.stringify(glob)} expands to more than ${MAX_BRACE_EXPANSIONS} alternatives. Use fewer {a,b} groups.`);
+      throw new Error(
+        `The glob ${JSON.stringify(glob)} expands to more than ${MAX_BRACE_EXPANSIONS} alternatives. Use fewer {a,b} groups.`,
+      );
     }
     let depth = 0;
     let open = -1;
     const commas: number[] = [];
     for (let i = 0; i < s.length; i++) {
       const c = s[i];
-      if (c === '\\') { i++; continue; }
-      if (c === '{') { if (depth++ === 0) { open = i; commas.length = 0; } }
-      else if (c === '}' && depth > 0) {
+      if (c === '\\') {
+        i++;
+        continue;
+      }
+      if (c === '{') {
+        if (depth++ === 0) {
+          open = i;
+          commas.length = 0;
+        }
+      } else if (c === '}' && depth > 0) {
         if (--depth === 0) {
-          if (commas.length === 0) { open = -1; continue; } // `{x}`: literal
+          if (commas.length === 0) {
+            open = -1;
+            continue;
+          } // `{x}`: literal
           const parts: string[] = [];
           let from = open + 1;
-          for (const c2 of commas) { parts.push(s.slice(from, c2)); from = c2 + 1; }
+          for (const c2 of commas) {
+            parts.push(s.slice(from, c2));
+            from = c2 + 1;
+          }
           parts.push(s.slice(from, i));
           for (const part of parts) walk(s.slice(0, open) + part + s.slice(i + 1));
           return;
@@ -237,7 +255,9 @@ export class IncludeMatcher {
   constructor(readonly include: string) {
     const trimmed = include.trim();
     if (!trimmed || trimmed.startsWith('!')) {
-      throw new Error(`include must be one positive glob such as "*.ts" or "src/**/*.{ts,tsx}", got ${JSON.stringify(include)}.`);
+      throw new Error(
+        `include must be one positive glob such as "*.ts" or "src/**/*.{ts,tsx}", got ${JSON.stringify(include)}.`,
+      );
     }
     this.globs = expandBraces(trimmed).map((g) => (g.startsWith('./') ? g.slice(2) : g));
     const names = this.globs.filter((g) => !g.includes('/'));
@@ -306,5 +326,6 @@ export function throttle(intervalMs: number, report: () => void): () => void {
 
 /** Throws the standard abort error when `signal` has fired. */
 export function throwIfAborted(signal: AbortSignal, what: string): void {
-  if (signal.aborted) throw new Error(`${what} was aborted before it finished. Run it again if you still need the result.`);
+  if (signal.aborted)
+    throw new Error(`${what} was aborted before it finished. Run it again if you still need the result.`);
 }

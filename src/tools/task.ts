@@ -17,7 +17,10 @@ export const MAX_TASK_OUTPUT_CHARS = 30_000;
 
 const parameters = z.object({
   description: z.string().min(1).describe('A short (3-5 word) description of the task, shown as its title.'),
-  prompt: z.string().min(1).describe('The full task for the sub-agent: everything it needs to know, and what to report back.'),
+  prompt: z
+    .string()
+    .min(1)
+    .describe('The full task for the sub-agent: everything it needs to know, and what to report back.'),
   subagent_type: z.string().min(1).describe('Which configured sub-agent runs the task.'),
 });
 
@@ -25,7 +28,12 @@ export const TaskTool = Tool.define<typeof parameters>('task', (initCtx) => {
   const subagents = initCtx.subagents ?? {};
   const names = Object.keys(subagents);
   const listing = names.length
-    ? names.map((n) => `- ${n}: ${subagents[n].description ?? `tools allowed by ${subagents[n].permissions.join(', ') || 'no'} permissions`}`).join('\n')
+    ? names
+        .map(
+          (n) =>
+            `- ${n}: ${subagents[n].description ?? `tools allowed by ${subagents[n].permissions.join(', ') || 'no'} permissions`}`,
+        )
+        .join('\n')
     : '(no sub-agents are configured)';
   return {
     description: `Run a sub-agent on a task and return its final answer. Available sub-agents:\n${listing}`,
@@ -47,14 +55,21 @@ export const TaskTool = Tool.define<typeof parameters>('task', (initCtx) => {
       }
       const config = subagents[args.subagent_type];
       if (!config) {
-        throw new Error(`Unknown subagent_type "${args.subagent_type}". Configured sub-agents: ${names.join(', ')}. Use one of those.`);
+        throw new Error(
+          `Unknown subagent_type "${args.subagent_type}". Configured sub-agents: ${names.join(', ')}. Use one of those.`,
+        );
       }
       const registry = ctx.extra?.registry as ToolRegistryImpl | undefined;
-      if (!registry) throw new Error('The task tool must be run through a tool registry (it builds the sub-agent from the registry\'s tools).');
+      if (!registry)
+        throw new Error(
+          "The task tool must be run through a tool registry (it builds the sub-agent from the registry's tools).",
+        );
       const parentInit = (ctx.extra?.initCtx as Tool.InitContext | undefined) ?? initCtx;
 
       const allowed = new Set(registry.enabled(config.permissions));
-      const wanted = config.tools ? config.tools.filter((id) => allowed.has(id)) : [...allowed].filter((id) => id !== 'task');
+      const wanted = config.tools
+        ? config.tools.filter((id) => allowed.has(id))
+        : [...allowed].filter((id) => id !== 'task');
       const sessionID = `${ctx.sessionID}/task-${ctx.callID ?? Date.now()}`;
       let toolCalls = 0;
       const tools = await registry.tools({
@@ -70,10 +85,19 @@ export const TaskTool = Tool.define<typeof parameters>('task', (initCtx) => {
           });
         },
       });
-      const model = (typeof config.model === 'function' ? await (config.model as () => unknown)() : config.model) as BaseChatModel;
+      const model = (
+        typeof config.model === 'function' ? await (config.model as () => unknown)() : config.model
+      ) as BaseChatModel;
       const { createAgent } = await import('langchain');
-      const agent = createAgent({ model, tools, ...(config.systemPrompt ? { systemPrompt: config.systemPrompt } : {}) });
-      ctx.metadata({ title: `${args.description}: started`, metadata: { subagent: args.subagent_type, toolCalls: 0, tools: wanted } });
+      const agent = createAgent({
+        model,
+        tools,
+        ...(config.systemPrompt ? { systemPrompt: config.systemPrompt } : {}),
+      });
+      ctx.metadata({
+        title: `${args.description}: started`,
+        metadata: { subagent: args.subagent_type, toolCalls: 0, tools: wanted },
+      });
       let state: { messages: BaseMessage[] };
       try {
         state = (await agent.invoke(
@@ -81,10 +105,15 @@ export const TaskTool = Tool.define<typeof parameters>('task', (initCtx) => {
           { signal: ctx.abort, recursionLimit: SUBAGENT_RECURSION_LIMIT },
         )) as { messages: BaseMessage[] };
       } catch (err) {
-        if (ctx.abort.aborted) throw new Error(`Sub-agent "${args.subagent_type}" was stopped: ${(ctx.abort.reason as Error)?.message ?? 'aborted'}.`);
+        if (ctx.abort.aborted)
+          throw new Error(
+            `Sub-agent "${args.subagent_type}" was stopped: ${(ctx.abort.reason as Error)?.message ?? 'aborted'}.`,
+          );
         const message = (err as Error).message;
         if (/recursion limit/i.test(message)) {
-          throw new Error(`Sub-agent "${args.subagent_type}" did not finish within ${SUBAGENT_RECURSION_LIMIT} steps. Split the task into smaller ones.`);
+          throw new Error(
+            `Sub-agent "${args.subagent_type}" did not finish within ${SUBAGENT_RECURSION_LIMIT} steps. Split the task into smaller ones.`,
+          );
         }
         throw new Error(`Sub-agent "${args.subagent_type}" failed: ${message}`);
       }
@@ -92,7 +121,8 @@ export const TaskTool = Tool.define<typeof parameters>('task', (initCtx) => {
       let text = final ? final.text : '';
       if (!text.trim()) text = '(the sub-agent finished without a final answer)';
       const truncated = text.length > MAX_TASK_OUTPUT_CHARS;
-      if (truncated) text = `${text.slice(0, MAX_TASK_OUTPUT_CHARS)}\n\n... (sub-agent answer truncated at ${MAX_TASK_OUTPUT_CHARS} characters)`;
+      if (truncated)
+        text = `${text.slice(0, MAX_TASK_OUTPUT_CHARS)}\n\n... (sub-agent answer truncated at ${MAX_TASK_OUTPUT_CHARS} characters)`;
       return {
         title: args.description,
         metadata: { subagent: args.subagent_type, toolCalls, sessionID, truncated },

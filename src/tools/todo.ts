@@ -46,7 +46,10 @@ export class TodoStore {
   /** Replaces the session's list with a copy of `todos`. */
   set(sessionID: string, todos: TodoItem[]): void {
     this.lists.delete(sessionID); // re-insert: Map order is the recency order
-    this.lists.set(sessionID, todos.map((t) => ({ ...t })));
+    this.lists.set(
+      sessionID,
+      todos.map((t) => ({ ...t })),
+    );
     while (this.lists.size > this.maxSessions) this.lists.delete(this.lists.keys().next().value as string);
   }
 
@@ -72,7 +75,9 @@ const todoItem = z.object({
 });
 
 const writeParameters = z.object({
-  todos: z.array(todoItem).describe(`The whole updated list (it replaces the previous one), at most ${MAX_TODOS} items.`),
+  todos: z
+    .array(todoItem)
+    .describe(`The whole updated list (it replaces the previous one), at most ${MAX_TODOS} items.`),
 });
 
 const readParameters = z.object({});
@@ -80,7 +85,7 @@ const readParameters = z.object({});
 export const TodoWriteTool = Tool.define<typeof writeParameters, TodoMetadata>('todowrite', (initCtx) => {
   const store = storeFor(initCtx);
   return {
-    description: 'Replace this session\'s todo list (id, content, status, priority per item) and return it.',
+    description: "Replace this session's todo list (id, content, status, priority per item) and return it.",
     parameters: writeParameters,
     async execute(args, ctx) {
       const todos = validateTodos(args.todos);
@@ -93,7 +98,7 @@ export const TodoWriteTool = Tool.define<typeof writeParameters, TodoMetadata>('
 export const TodoReadTool = Tool.define<typeof readParameters, TodoMetadata>('todoread', (initCtx) => {
   const store = storeFor(initCtx);
   return {
-    description: 'Show this session\'s todo list.',
+    description: "Show this session's todo list.",
     parameters: readParameters,
     async execute(_args, ctx) {
       return render(store.get(sessionOf(ctx)));
@@ -109,7 +114,9 @@ function storeFor(initCtx: Tool.InitContext): TodoStore {
 
 function sessionOf(ctx: Tool.Context): string {
   if (typeof ctx.sessionID !== 'string' || !ctx.sessionID) {
-    throw new Error('The todo list needs a session: this call has no sessionID. The host must pass one in the tool context.');
+    throw new Error(
+      'The todo list needs a session: this call has no sessionID. The host must pass one in the tool context.',
+    );
   }
   return ctx.sessionID;
 }
@@ -131,17 +138,26 @@ export function validateTodos(input: ReadonlyArray<z.infer<typeof todoItem>>): T
     else seen.set(id, i);
     if (!content) problems.push(`item ${i + 1}${id ? ` (id "${id}")` : ''} has empty content`);
     else if (content.length > MAX_TODO_CONTENT_CHARS) {
-      problems.push(`item ${i + 1}${id ? ` (id "${id}")` : ''} has ${content.length} characters of content, the limit is ${MAX_TODO_CONTENT_CHARS}`);
+      problems.push(
+        `item ${i + 1}${id ? ` (id "${id}")` : ''} has ${content.length} characters of content, the limit is ${MAX_TODO_CONTENT_CHARS}`,
+      );
     }
     return { id, content, status: t.status, priority: t.priority ?? 'medium' } satisfies TodoItem;
   });
   if (problems.length) {
-    throw new Error(`Invalid todo list: ${problems.join('; ')}. Give every item a unique id and a non-empty content, then send the whole list again.`);
+    throw new Error(
+      `Invalid todo list: ${problems.join('; ')}. Give every item a unique id and a non-empty content, then send the whole list again.`,
+    );
   }
   return todos;
 }
 
-const MARK: Record<TodoItem['status'], string> = { pending: '[ ]', in_progress: '[~]', completed: '[x]', cancelled: '[-]' };
+const MARK: Record<TodoItem['status'], string> = {
+  pending: '[ ]',
+  in_progress: '[~]',
+  completed: '[x]',
+  cancelled: '[-]',
+};
 
 function render(todos: TodoItem[]): Tool.Result<TodoMetadata> {
   const counts: TodoMetadata['counts'] = { pending: 0, in_progress: 0, completed: 0, cancelled: 0 };
@@ -151,7 +167,10 @@ function render(todos: TodoItem[]): Tool.Result<TodoMetadata> {
   const summary =
     `${title} (${counts.in_progress} in progress, ${counts.pending} pending), ` +
     `${counts.completed} completed, ${counts.cancelled} cancelled`;
-  const lines = todos.map((t) => `${MARK[t.status]} ${t.content} (id ${t.id}, ${t.priority}${t.status === 'in_progress' ? ', in progress' : ''})`);
+  const lines = todos.map(
+    (t) =>
+      `${MARK[t.status]} ${t.content} (id ${t.id}, ${t.priority}${t.status === 'in_progress' ? ', in progress' : ''})`,
+  );
   const output = todos.length ? [summary, ...lines].join('\n') : 'No todos. Use todowrite to plan multi-step work.';
   return { title, output, metadata: { todos, open, counts, truncated: false } };
 }

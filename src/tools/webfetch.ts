@@ -33,14 +33,46 @@ export const PROGRESS_INTERVAL_MS = 250;
 export const IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 /** Non-`text/*` types returned as text. Types ending in `+json` or `+xml` count too. */
 export const TEXT_TYPES: ReadonlySet<string> = new Set([
-  'application/json', 'application/ld+json', 'application/x-ndjson', 'application/xml', 'application/javascript',
-  'application/ecmascript', 'application/x-javascript', 'application/x-sh', 'application/yaml', 'application/x-yaml',
-  'application/toml', 'application/graphql', 'application/sql', 'application/x-www-form-urlencoded',
+  'application/json',
+  'application/ld+json',
+  'application/x-ndjson',
+  'application/xml',
+  'application/javascript',
+  'application/ecmascript',
+  'application/x-javascript',
+  'application/x-sh',
+  'application/yaml',
+  'application/x-yaml',
+  'application/toml',
+  'application/graphql',
+  'application/sql',
+  'application/x-www-form-urlencoded',
 ]);
 /** Elements removed with everything inside them before HTML becomes markdown or text. */
 export const DROPPED_ELEMENTS: readonly string[] = [
-  'script', 'style', 'noscript', 'template', 'iframe', 'frame', 'frameset', 'object', 'embed', 'applet',
-  'svg', 'canvas', 'math', 'nav', 'header', 'footer', 'form', 'button', 'select', 'option', 'textarea', 'input', 'dialog',
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'iframe',
+  'frame',
+  'frameset',
+  'object',
+  'embed',
+  'applet',
+  'svg',
+  'canvas',
+  'math',
+  'nav',
+  'header',
+  'footer',
+  'form',
+  'button',
+  'select',
+  'option',
+  'textarea',
+  'input',
+  'dialog',
 ];
 
 const USER_AGENT = 'Mozilla/5.0 (compatible; agent-toolbelt-webfetch/0.1)';
@@ -57,13 +89,17 @@ const parameters = z.object({
   format: z
     .enum(['markdown', 'text', 'html'])
     .optional()
-    .describe('How to return an HTML page: "markdown" (default; scripts, styles and navigation removed), "text" (tags stripped) or "html" (as received).'),
+    .describe(
+      'How to return an HTML page: "markdown" (default; scripts, styles and navigation removed), "text" (tags stripped) or "html" (as received).',
+    ),
   timeout: z
     .number()
     .positive()
     .max(MAX_TIMEOUT_SECONDS)
     .optional()
-    .describe(`Seconds for the whole fetch: connect, headers and body (default ${DEFAULT_TIMEOUT_SECONDS}, max ${MAX_TIMEOUT_SECONDS}).`),
+    .describe(
+      `Seconds for the whole fetch: connect, headers and body (default ${DEFAULT_TIMEOUT_SECONDS}, max ${MAX_TIMEOUT_SECONDS}).`,
+    ),
 });
 
 /** What a webfetch result reports besides its text. */
@@ -122,7 +158,14 @@ async function fetchAndConvert(
   let current = start;
   try {
     ctx.metadata({ title: `Fetching ${start.href}`, metadata: { url: start.href, bytes: 0 } });
-    const { res, url, redirects } = await followRedirects(start, format, policy, controller.signal, progress, (u) => (current = u));
+    const { res, url, redirects } = await followRedirects(
+      start,
+      format,
+      policy,
+      controller.signal,
+      progress,
+      (u) => (current = u),
+    );
     current = url;
     const status = res.statusCode ?? 0;
     const type = parseContentType(res.headers['content-type']);
@@ -153,7 +196,10 @@ async function fetchAndConvert(
         ctx.metadata({ title: `Fetching ${url.href} (${formatBytes(bytes)})`, metadata: { url: url.href, bytes } });
       }
     });
-    ctx.metadata({ title: `Fetched ${url.href} (${formatBytes(body.length)})`, metadata: { url: url.href, bytes: body.length } });
+    ctx.metadata({
+      title: `Fetched ${url.href} (${formatBytes(body.length)})`,
+      metadata: { url: url.href, bytes: body.length },
+    });
     const mime = type.mime && !isSniffable(type.mime) ? type.mime : sniff(body);
     const metadata: WebfetchMetadata = {
       url: start.href,
@@ -212,7 +258,12 @@ async function followRedirects(
       res = await guardedGet(url, {
         policy,
         signal,
-        headers: { 'User-Agent': USER_AGENT, Accept: ACCEPT[format], 'Accept-Encoding': 'gzip, deflate, br', 'Accept-Language': 'en;q=1.0, *;q=0.5' },
+        headers: {
+          'User-Agent': USER_AGENT,
+          Accept: ACCEPT[format],
+          'Accept-Encoding': 'gzip, deflate, br',
+          'Accept-Language': 'en;q=1.0, *;q=0.5',
+        },
       });
     } catch (err) {
       if (err instanceof BlockedAddressError && redirects.length) {
@@ -228,7 +279,9 @@ async function followRedirects(
     try {
       next = new URL(location, url);
     } catch {
-      throw new FetchFailure(`${url.href} redirected (HTTP ${status}) to an invalid URL ${JSON.stringify(location)}. Try another URL.`);
+      throw new FetchFailure(
+        `${url.href} redirected (HTTP ${status}) to an invalid URL ${JSON.stringify(location)}. Try another URL.`,
+      );
     }
     const looped = chain.includes(next.href);
     chain.push(next.href);
@@ -294,7 +347,10 @@ async function readBody(
   } catch (err) {
     if (err instanceof FetchFailure || signal.aborted) throw err;
     const code = (err as NodeJS.ErrnoException).code ?? '';
-    if (code.startsWith('Z_') || /incorrect header|invalid (block|distance|code)|unexpected end|decompress/i.test(String((err as Error).message))) {
+    if (
+      code.startsWith('Z_') ||
+      /incorrect header|invalid (block|distance|code)|unexpected end|decompress/i.test(String((err as Error).message))
+    ) {
       throw new FetchFailure(
         `The ${encodings.join(', ')} body of ${responseUrl(res)} could not be decompressed (${(err as Error).message}). The server sent a damaged response; try again or another URL.`,
       );
@@ -317,7 +373,9 @@ function decompress(source: AsyncIterable<Buffer>, encoding: string): AsyncItera
     case 'deflate':
       return inflateEither(source);
     default:
-      throw new FetchFailure(`The server used an unsupported Content-Encoding "${encoding}" (supported: gzip, deflate, br). Try another URL.`);
+      throw new FetchFailure(
+        `The server used an unsupported Content-Encoding "${encoding}" (supported: gzip, deflate, br). Try another URL.`,
+      );
   }
 }
 
@@ -336,7 +394,11 @@ async function* inflateEither(source: AsyncIterable<Buffer>): AsyncGenerator<Buf
       yield n.value;
     }
   })();
-  yield* pipeline(Readable.from(rest), zlibWrapped ? zlib.createInflate() : zlib.createInflateRaw(), () => undefined) as AsyncIterable<Buffer>;
+  yield* pipeline(
+    Readable.from(rest),
+    zlibWrapped ? zlib.createInflate() : zlib.createInflateRaw(),
+    () => undefined,
+  ) as AsyncIterable<Buffer>;
 }
 
 function tooLarge(res: http.IncomingMessage, bytes: number, decompressed = false): FetchFailure {
@@ -372,13 +434,19 @@ function parseContentType(header: string | undefined): ContentType {
 
 /** Types that say nothing about the content; the body is sniffed instead. */
 function isSniffable(mime: string): boolean {
-  return mime === '' || mime === 'application/octet-stream' || mime === 'binary/octet-stream' || mime === 'application/unknown';
+  return (
+    mime === '' ||
+    mime === 'application/octet-stream' ||
+    mime === 'binary/octet-stream' ||
+    mime === 'application/unknown'
+  );
 }
 
 function classify(mime: string): 'html' | 'text' | 'image' | 'binary' {
   if (mime === 'text/html' || mime === 'application/xhtml+xml') return 'html';
   if (IMAGE_TYPES.has(mime)) return 'image';
-  if (mime.startsWith('text/') || TEXT_TYPES.has(mime) || mime.endsWith('+json') || mime.endsWith('+xml')) return 'text';
+  if (mime.startsWith('text/') || TEXT_TYPES.has(mime) || mime.endsWith('+json') || mime.endsWith('+xml'))
+    return 'text';
   return 'binary';
 }
 
@@ -388,11 +456,22 @@ function sniff(body: Buffer): string {
   if (b.length >= 8 && b.readUInt32BE(0) === 0x89504e47) return 'image/png';
   if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'image/jpeg';
   if (b.length >= 6 && /^GIF8[79]a/.test(b.subarray(0, 6).toString('latin1'))) return 'image/gif';
-  if (b.length >= 12 && b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP') return 'image/webp';
+  if (
+    b.length >= 12 &&
+    b.subarray(0, 4).toString('latin1') === 'RIFF' &&
+    b.subarray(8, 12).toString('latin1') === 'WEBP'
+  )
+    return 'image/webp';
   const head = b.subarray(0, 1024);
   if (head.includes(0)) return 'application/octet-stream';
   const text = head.toString('utf8').trimStart().toLowerCase();
-  if (text.startsWith('<!doctype html') || text.startsWith('<html') || text.startsWith('<head') || text.startsWith('<body')) return 'text/html';
+  if (
+    text.startsWith('<!doctype html') ||
+    text.startsWith('<html') ||
+    text.startsWith('<head') ||
+    text.startsWith('<body')
+  )
+    return 'text/html';
   const printable = [...head].filter((c) => c >= 0x20 || c === 9 || c === 10 || c === 13).length;
   return head.length === 0 || printable / head.length > 0.9 ? 'text/plain' : 'application/octet-stream';
 }
@@ -447,7 +526,11 @@ function decode(body: Buffer, charset: string | undefined, _mime: string): strin
 const SANITIZE_OPTIONS: sanitizeHtml.IOptions = {
   allowedTags: [
     ...sanitizeHtml.defaults.allowedTags.filter((t) => !DROPPED_ELEMENTS.includes(t)),
-    'img', 'del', 'ins', 'details', 'summary',
+    'img',
+    'del',
+    'ins',
+    'details',
+    'summary',
   ],
   allowedAttributes: {
     a: ['href', 'title'],
@@ -461,7 +544,9 @@ const SANITIZE_OPTIONS: sanitizeHtml.IOptions = {
   nonTextTags: [...DROPPED_ELEMENTS],
   // Page chrome marked by role, and content the page itself hides.
   exclusiveFilter: (frame) =>
-    ['navigation', 'banner', 'contentinfo', 'search', 'dialog'].includes(String(frame.attribs.role ?? '').toLowerCase()) ||
+    ['navigation', 'banner', 'contentinfo', 'search', 'dialog'].includes(
+      String(frame.attribs.role ?? '').toLowerCase(),
+    ) ||
     'hidden' in frame.attribs ||
     frame.attribs['aria-hidden'] === 'true',
 };
@@ -479,8 +564,14 @@ function sanitize(html: string, base: URL): string {
   return sanitizeHtml(html, {
     ...SANITIZE_OPTIONS,
     transformTags: {
-      a: (tagName, attribs) => ({ tagName, attribs: { ...attribs, ...(attribs.href ? { href: absolute(attribs.href)! } : {}) } }),
-      img: (tagName, attribs) => ({ tagName, attribs: { ...attribs, ...(attribs.src ? { src: absolute(attribs.src)! } : {}) } }),
+      a: (tagName, attribs) => ({
+        tagName,
+        attribs: { ...attribs, ...(attribs.href ? { href: absolute(attribs.href)! } : {}) },
+      }),
+      img: (tagName, attribs) => ({
+        tagName,
+        attribs: { ...attribs, ...(attribs.src ? { src: absolute(attribs.src)! } : {}) },
+      }),
     },
   });
 }
@@ -501,7 +592,8 @@ export function htmlToMarkdown(html: string, base: URL): string {
     .trim();
 }
 
-const BLOCK_TAG = /<\/?(p|div|br|hr|li|ul|ol|dl|dt|dd|h[1-6]|tr|table|thead|tbody|section|article|main|aside|pre|blockquote|figure|figcaption|details|summary|address|caption)\b[^>]*>/gi;
+const BLOCK_TAG =
+  /<\/?(p|div|br|hr|li|ul|ol|dl|dt|dd|h[1-6]|tr|table|thead|tbody|section|article|main|aside|pre|blockquote|figure|figcaption|details|summary|address|caption)\b[^>]*>/gi;
 
 /** HTML to plain text: sanitise, break lines at block elements, strip tags, tidy whitespace. */
 export function htmlToText(html: string): string {
@@ -542,13 +634,19 @@ function parseUrl(raw: string): URL {
     throw new Error(`Invalid URL ${JSON.stringify(raw)}: give a full URL starting with http:// or https://.${hint}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new Error(`Unsupported URL scheme "${url.protocol}" in ${JSON.stringify(raw)}: webfetch only fetches http:// and https:// URLs. Use the read tool for local files.`);
+    throw new Error(
+      `Unsupported URL scheme "${url.protocol}" in ${JSON.stringify(raw)}: webfetch only fetches http:// and https:// URLs. Use the read tool for local files.`,
+    );
   }
   return url;
 }
 
 function statusError(status: number, statusText: string, url: URL, body: string): string {
-  const snippet = body.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, ERROR_SNIPPET_CHARS);
+  const snippet = body
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, ERROR_SNIPPET_CHARS);
   const advice =
     status === 404 || status === 410
       ? 'Check the URL; the page does not exist.'

@@ -25,7 +25,9 @@ export const WriteTool = Tool.define('write', async (initCtx) => {
     async execute(args: z.infer<typeof parameters>, ctx) {
       const bytes = Buffer.byteLength(args.content);
       if (bytes > MAX_WRITE_BYTES) {
-        throw new Error(`content is ${bytes} bytes, above the ${MAX_WRITE_BYTES}-byte limit of one write. Split the file or generate it with a script.`);
+        throw new Error(
+          `content is ${bytes} bytes, above the ${MAX_WRITE_BYTES}-byte limit of one write. Split the file or generate it with a script.`,
+        );
       }
       const abs = await ws.resolve(args.filePath, 'write');
       const shown = ws.display(abs);
@@ -54,7 +56,15 @@ export const WriteTool = Tool.define('write', async (initCtx) => {
         return {
           title: shown,
           output,
-          metadata: { path: shown, created, bytes, additions: d.additions, deletions: d.deletions, diff: d.diff, truncated: false },
+          metadata: {
+            path: shown,
+            created,
+            bytes,
+            additions: d.additions,
+            deletions: d.deletions,
+            diff: d.diff,
+            truncated: false,
+          },
         };
       });
     },
