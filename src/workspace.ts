@@ -2,7 +2,7 @@
  * The workspace sandbox: which paths a tool may touch. Every file tool, bash's workdir and the MCP
  * server resolve paths here and nowhere else.
  */
-import { promises as fs, constants as fsConstants, type BigIntStats } from 'node:fs';
+import { promises as fs, constants as fsConstants, lstatSync, realpathSync, type BigIntStats } from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -170,6 +170,15 @@ export class Workspace {
     return absolute;
   }
 
+  /**
+   * A checker for paths a walk found (glob, grep, list): whatever pattern syntax produced them, a
+   * path is only returned when its real path is inside an allowed root. One per walk; it caches
+   * each directory's verdict.
+   */
+  guard(): RealPathGuard {
+    return new RealPathGuard(this.roots);
+  }
+
   private inAnyRoot(p: string): boolean {
     return this.rootList.some((r) => isWithin(p, r.real));
   }
@@ -180,6 +189,54 @@ export class Workspace {
       if (r.given !== r.real && isWithin(p, r.given)) return path.join(r.real, path.relative(r.given, p));
     }
     return p;
+  }
+}
+
+/**
+ * Decides, by real path, whether paths found while walking lie inside the allowed roots. Checking
+ * the output (not parsing the pattern) closes every pattern-syntax escape at once: brace groups,
+ * extglobs, absolute branches, a symlinked directory named by a static part of a pattern.
+ */
+export class RealPathGuard {
+  private readonly dirs = new Map<string, boolean>();
+
+  constructor(private readonly roots: readonly string[]) {}
+
+  /** Whether the directory `dir` (absolute) really is inside a root (realpath, cached). */
+  dirInside(dir: string): boolean {
+    let ok = this.dirs.get(dir);
+    if (ok === undefined) {
+      try {
+        const real = realpathSync.native(dir);
+        ok = this.roots.some((r) => isWithin(real, r));
+      } catch {
+        ok = false; // vanished or unreadable: nothing from it is returned
+      }
+      this.dirs.set(dir, ok);
+    }
+    return ok;
+  }
+
+  /**
+   * Whether `abs` is inside a root: its directory really is, and it is not a symlink leading out.
+   * `knownNotLink` skips the lstat when the caller's own listing already said what it is.
+   */
+  inside(abs: string, knownNotLink = false): boolean {
+    if (!this.dirInside(path.dirname(abs))) return false;
+    if (knownNotLink) return true;
+    let link: boolean;
+    try {
+      link = lstatSync(abs).isSymbolicLink();
+    } catch {
+      return false;
+    }
+    if (!link) return true;
+    try {
+      const real = realpathSync.native(abs);
+      return this.roots.some((r) => isWithin(real, r));
+    } catch {
+      return false; // dangling: it names nothing inside
+    }
   }
 }
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import fg from 'fast-glob';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
-import { Workspace } from '../workspace.js';
+import { Workspace, type RealPathGuard } from '../workspace.js';
 import {
   IgnoreTree,
   MtimeCache,
@@ -80,7 +80,8 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>('glob', asy
         const tree = await IgnoreTree.forWalk(top, cwd);
         let dirsRead = 0;
         const report = throttle(progressMs, () => ctx.metadata({ title, metadata: { directoriesScanned: dirsRead } }));
-        const readdir = gitignoreAwareReaddir(tree, cwd, ctx.abort, () => {
+        const guard = ws.guard();
+        const readdir = gitignoreAwareReaddir(tree, cwd, guard, ctx.abort, () => {
           dirsRead++;
           report();
         });
@@ -106,8 +107,8 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>('glob', asy
         const prefix = cwd + path.sep;
         for (const r of rel) {
           const abs = r.includes('..') ? path.resolve(cwd, r) : prefix + r;
-          // Belt and braces: whatever fast-glob makes of a pattern, only paths under cwd come out.
-          if (abs.startsWith(prefix)) found.push({ path: abs, mtime: mtimes.get(abs) });
+          // Whatever fast-glob makes of a pattern, only paths under cwd whose real path is inside come out.
+          if (abs.startsWith(prefix) && guard.inside(abs)) found.push({ path: abs, mtime: mtimes.get(abs) });
         }
       }
       throwIfAborted(ctx.abort, 'glob');
@@ -169,7 +170,13 @@ const SLICE_MS = 20;
  * thread-pool round trip per directory costs more than the read itself, and yielding every
  * SLICE_MS keeps abort and progress live.
  */
-function gitignoreAwareReaddir(tree: IgnoreTree, cwd: string, signal: AbortSignal, onDir: () => void) {
+function gitignoreAwareReaddir(
+  tree: IgnoreTree,
+  cwd: string,
+  guard: RealPathGuard,
+  signal: AbortSignal,
+  onDir: () => void,
+) {
   let sliceStart = performance.now();
   const later = (fn: () => void): void => {
     if (performance.now() - sliceStart < SLICE_MS) {
@@ -188,8 +195,10 @@ function gitignoreAwareReaddir(tree: IgnoreTree, cwd: string, signal: AbortSigna
       return;
     }
     const abs = dir.startsWith(cwd) && !dir.includes('..') ? dir : path.resolve(cwd, dir);
-    if (abs !== cwd && !abs.startsWith(cwd + path.sep)) {
-      later(() => cb(null, [])); // never list a directory above the search root
+    // Never list a directory above the search root, nor one whose real path is outside (a pattern's
+    // static part such as `{docs,x}/etc` names a directory through a symlink without listing it).
+    if ((abs !== cwd && !abs.startsWith(cwd + path.sep)) || !guard.dirInside(abs)) {
+      later(() => cb(null, []));
       return;
     }
     let entries: Dirent[];
