@@ -35,6 +35,7 @@ export {
 export { ToolbeltTool, PROGRESS_EVENT, type ToolProgressChunk } from './langchain.js';
 export { truncateOutput, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
 export { builtinTools, registerBuiltinTools, type BuiltinTool } from './tools/index.js';
+export { MEMORY_TOOLS, MEMORY_READ_ONLY_TOOLS, DEFAULT_MEMORY_DIR } from './tools/memory-store.js';
 export { Workspace, PathOutsideWorkspaceError, workspaceRootFor, toolOutputDir } from './workspace.js';
 export {
   serveMcp,

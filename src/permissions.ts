@@ -1,10 +1,14 @@
 /** Permission tags a tool declares and a host grants, and filtering by them. */
 
-/** What a tool may do: read files, write files, execute programs, reach the network. */
-export type ToolPermission = 'read' | 'write' | 'execute' | 'network';
+/**
+ * What a tool may do: read files, write files, execute programs, reach the network, keep notes in
+ * the agent's memory directory (`memory`, separate from `write` so that an agent may remember
+ * without being allowed to change the project).
+ */
+export type ToolPermission = 'read' | 'write' | 'execute' | 'network' | 'memory';
 
 /** Every permission, in a stable order. */
-export const ALL_PERMISSIONS: readonly ToolPermission[] = ['read', 'write', 'execute', 'network'];
+export const ALL_PERMISSIONS: readonly ToolPermission[] = ['read', 'write', 'execute', 'network', 'memory'];
 
 /** A tool's declared permissions: all of `required` must be granted; `optional` ones add abilities. */
 export interface ToolPermissions {

@@ -3,6 +3,7 @@
  * call (context, result, progress). Nothing here knows about registries, LangChain or MCP.
  */
 import type { z } from 'zod';
+import type { ToolPermission } from './permissions.js';
 
 export namespace Tool {
   /** Free-form structured data a tool reports alongside its text output. */
@@ -64,7 +65,7 @@ export namespace Tool {
     /** A LangChain chat model instance, or a (possibly async) factory returning one. */
     model: ModelLike | (() => ModelLike | Promise<ModelLike>);
     /** Which permissions the sub-agent's tools may use; `task` itself is excluded unless listed in `tools`. */
-    permissions: Array<'read' | 'write' | 'execute' | 'network'>;
+    permissions: ToolPermission[];
     /** Optional explicit tool ids (intersected with what the permissions allow). */
     tools?: string[];
     /** The sub-agent's system prompt. */
@@ -85,6 +86,8 @@ export namespace Tool {
     allowPrivateNetwork?: boolean;
     /** webfetch's address policy: `{ allowPrivateNetwork?, allow?: CIDR[], deny?: CIDR[] }` (see docs/security.md). */
     ssrfPolicy?: { allowPrivateNetwork?: boolean; allow?: string[]; deny?: string[] };
+    /** The memory tools' directory: absolute, or relative to the workspace root; default `.agent-memory`. */
+    memoryRoot?: string;
     /** Named sub-agents for the `task` tool. */
     subagents?: Record<string, SubagentConfig>;
     /** Anything else a custom tool wants to receive. */

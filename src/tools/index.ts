@@ -13,6 +13,7 @@ import { BashTool } from './bash.js';
 import { TodoWriteTool, TodoReadTool } from './todo.js';
 import { TaskTool } from './task.js';
 import { WebfetchTool } from './webfetch.js';
+import { MemoryListTool, MemoryReadTool, MemoryWriteTool, MemoryPatchTool, MemoryAppendTool } from './memory.js';
 
 /** A built-in tool as the registry receives it. */
 export interface BuiltinTool {
@@ -38,6 +39,11 @@ export const builtinTools: BuiltinTool[] = [
   { info: WebfetchTool, permissions: { required: ['network'] }, descriptionPath: txt('webfetch') },
   { info: TodoWriteTool, permissions: { required: ['read'] }, descriptionPath: txt('todowrite') },
   { info: TodoReadTool, permissions: { required: ['read'] }, descriptionPath: txt('todoread') },
+  { info: MemoryListTool, permissions: { required: ['memory'] }, descriptionPath: txt('memory_list') },
+  { info: MemoryReadTool, permissions: { required: ['memory'] }, descriptionPath: txt('memory_read') },
+  { info: MemoryWriteTool, permissions: { required: ['memory'] }, descriptionPath: txt('memory_write') },
+  { info: MemoryPatchTool, permissions: { required: ['memory'] }, descriptionPath: txt('memory_patch') },
+  { info: MemoryAppendTool, permissions: { required: ['memory'] }, descriptionPath: txt('memory_append') },
 ];
 
 /** Registers every built-in tool (or those named in `only`) into `registry`. */
