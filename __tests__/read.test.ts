@@ -1,5 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { mkdir, writeFile, symlink } from 'node:fs/promises';
+import { mkdir, writeFile, symlink, utimes, appendFile } from 'node:fs/promises';
+import fc from 'fast-check';
+import { z } from 'zod';
 import path from 'node:path';
 import { tempDir, makeCtx } from './helpers.js';
 import {
@@ -11,6 +13,13 @@ import {
   BINARY_SNIFF_BYTES,
   MAX_ATTACHMENT_BYTES,
 } from '../src/tools/read.js';
+import {
+  TAIL_BLOCK_BYTES,
+  LINE_COUNT_SETTLE_MS,
+  LINE_COUNT_CACHE_ENTRIES,
+  LineCounts,
+} from '../src/tools/read-tail.js';
+import type { BigIntStats } from 'node:fs';
 import { readTracker } from '../src/workspace.js';
 import { createRegistry } from '../src/registry.js';
 
@@ -77,7 +86,9 @@ describe('read: lines, offset, limit, footers', () => {
     await expect(run({ filePath: 'ten.txt', offset: 11 })).rejects.toThrow(
       /Offset 11 is past the end of ten\.txt, which has 10 lines/,
     );
-    expect(() => tool.parameters.parse({ filePath: 'ten.txt', offset: 0 })).toThrow();
+    await expect(run({ filePath: 'ten.txt', offset: 0 })).rejects.toThrow(
+      /offset 0 is not a line.*offset=1 for the start, or a negative offset such as -100 for the last 100 lines/,
+    );
   });
 
   it('reports an empty file', async () => {
@@ -111,6 +122,147 @@ describe('read: lines, offset, limit, footers', () => {
     expect(Number(m![2])).toBe(Number(m![1]) + 1);
     expect(Number(m![1])).toBe(50); // 50 lines of ~1006 bytes fit, the 51st does not
     expect(res.metadata.truncated).toBe(true);
+  });
+});
+
+describe('read: negative offset (the last lines, read from the end)', () => {
+  /** The numbered body of an output, without its footer. */
+  const body = (out: string) => out.slice(0, out.lastIndexOf('\n\n'));
+
+  it('returns exactly the last N lines with their absolute numbers, with or without a final newline', async () => {
+    await writeFile(path.join(dir, 'log.txt'), numbered(1000));
+    const res = await run({ filePath: 'log.txt', offset: -100 });
+    expect(res.output.split('\n\n')[0].split('\n')).toHaveLength(100);
+    expect(res.output).toMatch(/^901: line 901\n/);
+    expect(res.output).toMatch(/\n1000: line 1000\n\n\(End of file - 1000 lines total\)$/);
+    expect(res.metadata).toMatchObject({ startLine: 901, endLine: 1000, totalLines: 1000 });
+    await writeFile(path.join(dir, 'log-nonl.txt'), numbered(1000).slice(0, -1));
+    const nonl = await run({ filePath: 'log-nonl.txt', offset: -100 });
+    expect(nonl.output).toBe(res.output);
+  });
+
+  it('returns the whole file, numbered from 1, when it is shorter than N', async () => {
+    await writeFile(path.join(dir, 'short.txt'), numbered(3));
+    const res = await run({ filePath: 'short.txt', offset: -100 });
+    expect(res.output).toBe('1: line 1\n2: line 2\n3: line 3\n\n(End of file - 3 lines total)');
+    await writeFile(path.join(dir, 'one-empty-line.txt'), '\n');
+    expect((await run({ filePath: 'one-empty-line.txt', offset: -5 })).output).toBe(
+      '1: \n\n(End of file - 1 lines total)',
+    );
+  });
+
+  it('reports an empty file', async () => {
+    await writeFile(path.join(dir, 'empty-tail.txt'), '');
+    expect((await run({ filePath: 'empty-tail.txt', offset: -10 })).output).toBe('(File empty-tail.txt is empty.)');
+  });
+
+  it('strips CR from CRLF lines and a BOM from line 1', async () => {
+    await writeFile(path.join(dir, 'crlf-tail.txt'), '\uFEFFone\r\ntwo\r\nthree\r\n');
+    expect((await run({ filePath: 'crlf-tail.txt', offset: -2 })).output).toBe(
+      '2: two\n3: three\n\n(End of file - 3 lines total)',
+    );
+    expect((await run({ filePath: 'crlf-tail.txt', offset: -3 })).output).toMatch(/^1: one\n2: two\n/);
+  });
+
+  it(`finds a last line longer than the ${TAIL_BLOCK_BYTES / 1024} KB block and numbers it right`, async () => {
+    const huge = 'z'.repeat(TAIL_BLOCK_BYTES * 3 + 17);
+    await writeFile(path.join(dir, 'long-last.txt'), `${numbered(5)}${huge}`);
+    const res = await run({ filePath: 'long-last.txt', offset: -2 });
+    expect(res.output).toBe(
+      `5: line 5\n6: ${'z'.repeat(MAX_LINE_LENGTH)}${LINE_CUT_MARKER}\n\n(End of file - 6 lines total)`,
+    );
+  });
+
+  it('combines with limit, and the footer points at the next absolute offset', async () => {
+    await writeFile(path.join(dir, 'fifty.txt'), numbered(50));
+    const res = await run({ filePath: 'fifty.txt', offset: -10, limit: 3 });
+    expect(res.output).toBe(
+      '41: line 41\n42: line 42\n43: line 43\n\n(Showing lines 41-43 of the file. Use offset=44 to continue.)',
+    );
+  });
+
+  it('spans many blocks and always agrees with the same range read forwards', async () => {
+    await writeFile(path.join(dir, 'many.txt'), numbered(40_000));
+    for (const n of [1, 999, 12_345, 40_000, 40_001]) {
+      const back = await run({ filePath: 'many.txt', offset: -n, limit: 5 });
+      const from = Math.max(1, 40_000 - n + 1);
+      expect(back.output).toBe((await run({ filePath: 'many.txt', offset: from, limit: 5 })).output);
+    }
+  });
+
+  it('matches a forward read for any content (property)', async () => {
+    const line = fc.constantFrom('', 'a', 'bb b', 'é€😀', 'x'.repeat(300), '\r');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(line, { maxLength: 40 }),
+        fc.constantFrom('\n', '\r\n'),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 45 }),
+        async (lines, eol, finalEol, n) => {
+          const text = lines.join(eol) + (finalEol && lines.length ? eol : '');
+          await writeFile(path.join(dir, 'prop.txt'), text);
+          const back = await run({ filePath: 'prop.txt', offset: -n });
+          if (text === '') return expect(back.output).toMatch(/is empty/);
+          const total = back.metadata.totalLines as number;
+          const forward = await run({ filePath: 'prop.txt', offset: Math.max(1, total - n + 1) });
+          expect(back.output).toBe(forward.output);
+          expect(body(back.output).split('\n').length).toBeGreaterThanOrEqual(Math.min(n, total));
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('keeps absolute numbers right after the file changes, even with its old size and mtime', async () => {
+    const file = path.join(dir, 'changing.log');
+    const old = new Date(Date.now() - 10 * LINE_COUNT_SETTLE_MS);
+    await writeFile(file, numbered(201));
+    await utimes(file, old, old);
+    expect((await run({ filePath: 'changing.log', offset: -1 })).output).toMatch(/^201: line 201\n/);
+    // Same size, same mtime and the same last bytes; one newline fewer near the start.
+    await writeFile(file, numbered(201).replace('line 1\nline 2\n', 'line 1 line 2\n'));
+    await utimes(file, old, old);
+    expect((await run({ filePath: 'changing.log', offset: -1 })).output).toMatch(/^200: line 201\n/);
+    await appendFile(file, 'line 202\n');
+    expect((await run({ filePath: 'changing.log', offset: -1 })).output).toMatch(/^201: line 202\n/);
+  });
+
+  it('trusts a cached count only for the same file, unchanged, and settled', () => {
+    const counts = new LineCounts();
+    const now = Date.now();
+    const ns = (ms: number) => BigInt(ms) * 1_000_000n;
+    const st = { dev: 1n, ino: 2n, size: 100n, mtimeNs: ns(now - 60_000), ctimeNs: ns(now - 60_000) } as BigIntStats;
+    const probe = Buffer.from('tail\n');
+    counts.set(st, probe, 42, now);
+    expect(counts.get(st, probe)).toBe(42);
+    expect(counts.get({ ...st, ino: 3n } as BigIntStats, probe)).toBeUndefined();
+    expect(counts.get(st, Buffer.from('tall\n'))).toBeUndefined(); // a mismatch also drops the entry
+    counts.set(st, probe, 42, now);
+    for (const changed of [{ size: 101n }, { mtimeNs: st.mtimeNs + 1n }, { ctimeNs: st.ctimeNs + 1n }]) {
+      expect(counts.get({ ...st, ...changed } as BigIntStats, probe)).toBeUndefined();
+      counts.set(st, probe, 42, now);
+    }
+    const racy = { ...st, ctimeNs: ns(now - LINE_COUNT_SETTLE_MS + 1) } as BigIntStats;
+    counts.set(racy, probe, 7, now);
+    expect(counts.get(racy, probe)).toBeUndefined();
+    for (let i = 0; i < LINE_COUNT_CACHE_ENTRIES + 1; i++)
+      counts.set({ ...st, ino: BigInt(100 + i) } as BigIntStats, probe, i, now);
+    expect(counts.get({ ...st, ino: 100n } as BigIntStats, probe)).toBeUndefined(); // oldest dropped
+    expect(counts.get({ ...st, ino: 101n } as BigIntStats, probe)).toBe(1);
+  });
+
+  it('lists the last entries of a directory', async () => {
+    await mkdir(path.join(dir, 'entries'));
+    for (const n of ['a', 'b', 'c']) await writeFile(path.join(dir, 'entries', n), '');
+    expect((await run({ filePath: 'entries', offset: -2 })).output).toBe('Directory entries/:\nb\nc\n\n(3 entries)');
+  });
+
+  it('declares offset as a plain integer a provider accepts (no minimum, no transform)', () => {
+    const schema = z.toJSONSchema(tool.parameters) as { properties: Record<string, Record<string, unknown>> };
+    const offset = schema.properties.offset;
+    expect(offset).toMatchObject({ type: 'integer', description: expect.stringMatching(/negative.*last 100 lines/) });
+    expect(Object.keys(offset).filter((k) => k.startsWith('exclusive'))).toEqual([]);
+    expect(offset.minimum ?? -Infinity).toBeLessThan(-1e9);
   });
 });
 

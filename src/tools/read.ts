@@ -3,12 +3,14 @@
  * directory's listing. Records the read for the stale-write check of write and edit.
  */
 import { promises as fs } from 'node:fs';
+import type { BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
 import { Workspace, readTracker, stampOf } from '../workspace.js';
 import { levenshteinRatio } from '../similarity.js';
+import { LineCounts, countNewlinesBefore, findTailStart } from './read-tail.js';
 
 /** Lines returned when `limit` is not given. */
 export const DEFAULT_READ_LIMIT = 2000;
@@ -107,18 +109,30 @@ export const BINARY_EXTENSIONS: ReadonlySet<string> = new Set([
 
 const parameters = z.object({
   filePath: z.string().describe('Path of the file or directory to read: absolute, or relative to the workspace root.'),
-  offset: z.number().int().min(1).optional().describe('1-based line number to start from (default 1).'),
+  offset: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      'Line to start from: 1-based (default 1), or negative to count from the end (-100 starts 100 lines before the end, i.e. the last 100 lines).',
+    ),
   limit: z.number().int().min(1).optional().describe(`How many lines to return (default ${DEFAULT_READ_LIMIT}).`),
 });
 
 export const ReadTool = Tool.define('read', async (initCtx) => {
   const ws = await Workspace.fromInitContext(initCtx);
+  const lineCounts = new LineCounts();
   return {
     description: 'Read a file (numbered lines, offset/limit), an image or PDF (as an attachment), or list a directory.',
     parameters,
     async execute(args: z.infer<typeof parameters>, ctx) {
-      const offset = args.offset ?? 1;
+      let offset = args.offset ?? 1;
       const limit = args.limit ?? DEFAULT_READ_LIMIT;
+      if (offset === 0) {
+        throw new Error(
+          'offset 0 is not a line: lines are numbered from 1. Use offset=1 for the start, or a negative offset such as -100 for the last 100 lines.',
+        );
+      }
       const abs = await ws.resolve(args.filePath, 'read');
       const shown = ws.display(abs);
       const stat = await fs.stat(abs).catch((err: NodeJS.ErrnoException) => {
@@ -142,12 +156,19 @@ export const ReadTool = Tool.define('read', async (initCtx) => {
       const handle = await fs.open(abs, 'r');
       try {
         // Recorded before reading the content: a change during the read then counts as stale.
-        const stamp = stampOf(await handle.stat({ bigint: true }));
+        const st = await handle.stat({ bigint: true });
+        const stamp = stampOf(st);
         const head = Buffer.alloc(Math.min(BINARY_SNIFF_BYTES, stat.size));
         if (head.length) await handle.read(head, 0, head.length, 0);
         const why = binaryReason(head);
         if (why) throw new Error(`${shown} looks like a binary file (${why}); read only works on text files.`);
-        const result = await readLines(handle, offset, limit, ctx.abort);
+        let start: ReadStart = { position: 0, lineNo: 1 };
+        if (offset < 0) {
+          if (stat.size === 0) return formatLines(EMPTY, shown, 1, limit);
+          start = await tailStart(handle, st, -offset, lineCounts, ctx.abort);
+          offset = start.lineNo;
+        }
+        const result = await readLines(handle, Number(st.size), start, offset, limit, ctx.abort);
         readTracker.record(ctx.sessionID, abs, stamp);
         return formatLines(result, shown, offset, limit);
       } finally {
@@ -156,6 +177,36 @@ export const ReadTool = Tool.define('read', async (initCtx) => {
     },
   };
 });
+
+/** Where the forward line reader starts: a byte position and the number of the line there. */
+interface ReadStart {
+  position: number;
+  lineNo: number;
+}
+
+/**
+ * The start of the last `n` lines and that line's absolute number: the backwards scan finds the
+ * position; the number comes from the cached line count when the file is unchanged, else from
+ * counting the newlines before the position (then cached).
+ */
+async function tailStart(
+  handle: FileHandle,
+  st: BigIntStats,
+  n: number,
+  lineCounts: LineCounts,
+  signal: AbortSignal,
+): Promise<ReadStart> {
+  const tail = await findTailStart(handle, Number(st.size), n, signal);
+  if (tail.position === 0) return { position: 0, lineNo: 1 };
+  const cached = lineCounts.get(st, tail.probe);
+  if (cached !== undefined) return { position: tail.position, lineNo: cached - tail.lines + 1 };
+  const startedMs = Date.now();
+  const lineNo = (await countNewlinesBefore(handle, tail.position, signal)) + 1;
+  lineCounts.set(st, tail.probe, lineNo + tail.lines - 1, startedMs);
+  return { position: tail.position, lineNo };
+}
+
+const EMPTY: LinesResult = { lines: [], more: false, totalLines: 0, capped: false, cutLines: 0 };
 
 interface LinesResult {
   lines: string[];
@@ -207,21 +258,29 @@ function formatLines(r: LinesResult, shown: string, offset: number, limit: numbe
 }
 
 /**
- * Streams the file through one reused buffer: lines before `offset` are only counted (never
+ * Streams the file from `start` through one reused buffer: lines before `offset` are only counted (never
  * decoded), a line is kept up to what MAX_LINE_LENGTH can need, and reading stops at the first
  * line after the window, so memory stays flat whatever the file size.
  */
-async function readLines(handle: FileHandle, offset: number, limit: number, signal: AbortSignal): Promise<LinesResult> {
-  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+async function readLines(
+  handle: FileHandle,
+  size: number,
+  start: ReadStart,
+  offset: number,
+  limit: number,
+  signal: AbortSignal,
+): Promise<LinesResult> {
+  // A read from the end has only the tail left: no need for a full chunk.
+  const buf = Buffer.allocUnsafe(Math.max(1, Math.min(CHUNK_BYTES, size - start.position)));
   const keepBytes = MAX_LINE_LENGTH * 4 + 4; // enough UTF-8 for MAX_LINE_LENGTH characters
   const lines: string[] = [];
-  let lineNo = 1; // the line being scanned
+  let lineNo = start.lineNo; // the line being scanned
   let inLine = false; // bytes of lineNo seen, its newline not yet
   let parts: Buffer[] = [];
   let kept = 0;
   let outBytes = 0;
   let cutLines = 0;
-  let position = 0;
+  let position = start.position;
   const more = (capped: boolean): LinesResult => ({ lines, more: true, capped, cutLines });
 
   /** Adds line lineNo to the output; false when the byte cap leaves no room for it. */
@@ -327,6 +386,8 @@ async function listDirectory(abs: string, shown: string, offset: number, limit: 
   const names = entries
     .map((e) => (e.isDirectory() ? `${e.name}/` : e.name))
     .sort((a, b) => Number(b.endsWith('/')) - Number(a.endsWith('/')) || a.localeCompare(b));
+  // A negative offset counts from the end, as for files.
+  if (offset < 0) offset = Math.max(1, names.length + offset + 1);
   const window = names.slice(offset - 1, offset - 1 + limit);
   const more = offset - 1 + window.length < names.length;
   const footer = more
