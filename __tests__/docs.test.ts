@@ -89,7 +89,8 @@ function runIn(
 
 /** A fresh copy of the docs' example workspace. */
 function workspace(): string {
-  const dir = mkdtempSync(path.join(tmp, 'ws-'));
+  // Inside the project, so `npx toolbelt` finds the installed bin as it would in a user's project.
+  const dir = mkdtempSync(path.join(project, 'ws-'));
   cpSync(FIXTURE, dir, { recursive: true });
   return dir;
 }
@@ -124,7 +125,8 @@ beforeAll(async () => {
   mkdirSync(path.join(tmp, 'home'));
   mkdirSync(path.join(tmp, 'tmp'));
   const packed = await packPackage(tmp);
-  project = await makeUserProject(packed.tarball, ['@types/node']);
+  // @langchain/openai: the provider the README's install line names.
+  project = await makeUserProject(packed.tarball, ['@types/node', '@langchain/openai']);
   mkdirSync(path.join(project, 'blocks'));
   for (const f of files) {
     let text = '';
