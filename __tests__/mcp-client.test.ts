@@ -10,7 +10,9 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
 import { Tool, createRegistry, type ToolUpdate } from '../src/index.js';
-import { mcpToolId, uniqueId, permissionsFor, type McpServerConfig } from '../src/mcp/client.js';
+import { connectMcp, disconnectMcp } from '../src/mcp/client.js';
+import { mcpToolId, uniqueId, permissionsFor } from '../src/mcp/import.js';
+import type { McpServerConfig } from '../src/mcp/types.js';
 import { loadMcpConfig, parseMcpConfig } from '../src/mcp/config.js';
 import { serveMcp } from '../src/mcp/server.js';
 import { tempDir } from './helpers.js';
@@ -48,7 +50,7 @@ describe('connectMcp over stdio (a real child process)', () => {
   beforeAll(async () => {
     tmp = await tempDir('toolbelt-mcp-client-');
     marker = path.join(tmp.dir, 'cancelled.txt');
-    const conn = await registry.connectMcp({
+    const conn = await connectMcp(registry, {
       servers: [fixture('fx', ['--marker', marker], { timeoutMs: 20_000 })],
       onStderr: (_s, chunk) => {
         const m = /fixture (\d+) ready/.exec(chunk);
@@ -59,7 +61,7 @@ describe('connectMcp over stdio (a real child process)', () => {
   });
 
   afterAll(async () => {
-    await registry.disconnectMcp();
+    await disconnectMcp(registry);
     await tmp.cleanup();
   });
 
@@ -119,14 +121,14 @@ describe('connectMcp over stdio (a real child process)', () => {
     expect(final).toMatchObject({ success: false, error: 'quota exceeded for project demo; wait a minute' });
   });
 
-  it('images and resources become attachments; structured content is kept in metadata', async () => {
+  it('images and resources become attachments; structured content is kept as structuredContent', async () => {
     const final = await registry.execute('fx__rich', {});
     expect(final.result.output).toBe('here you go');
     expect(final.result.attachments).toEqual([
       { type: 'image', mime: 'image/png', data: Buffer.from('PNGDATA').toString('base64') },
       { type: 'resource', mime: 'text/plain', uri: 'file:///notes.txt', text: 'a note' },
     ]);
-    expect(final.result.metadata.structuredContent).toEqual({ answer: 42 });
+    expect(final.result.structuredContent).toEqual({ answer: 42 });
   });
 
   it('aborting a call sends a cancellation the server sees', async () => {
@@ -147,7 +149,7 @@ describe('connectMcp over stdio (a real child process)', () => {
   it('disconnectMcp closes the connection, unregisters the tools and leaves no child process', async () => {
     const other = createRegistry();
     const seen: number[] = [];
-    await other.connectMcp({
+    await connectMcp(other, {
       servers: [fixture('a', ['--only-echo']), fixture('b', ['--only-echo'])],
       onStderr: (_s, chunk) => {
         const m = /fixture (\d+) ready/.exec(chunk);
@@ -157,7 +159,7 @@ describe('connectMcp over stdio (a real child process)', () => {
     await until(() => seen.length === 2, 'both servers to start');
     expect(seen.every(alive)).toBe(true);
     expect(other.ids()).toEqual(['a__echo', 'b__echo']);
-    await other.disconnectMcp();
+    await disconnectMcp(other);
     expect(other.ids()).toEqual([]);
     await until(() => !seen.some(alive), 'the children to exit');
   });
@@ -166,7 +168,7 @@ describe('connectMcp over stdio (a real child process)', () => {
 describe('connectMcp failures', () => {
   it('a server that fails to start is reported; the others keep working', async () => {
     const registry = createRegistry();
-    const conn = await registry.connectMcp({
+    const conn = await connectMcp(registry, {
       servers: [fixture('broken', ['--exit-at-start']), fixture('good', ['--only-echo'])],
     });
     try {
@@ -177,13 +179,13 @@ describe('connectMcp failures', () => {
       expect(conn.tools).toEqual(['good__echo']);
       expect((await registry.execute('good__echo', { text: 'still here' })).result.output).toBe('still here');
     } finally {
-      await registry.disconnectMcp();
+      await disconnectMcp(registry);
     }
   });
 
   it('a server that crashes mid-call: that call and its other tools fail clearly, other servers keep working', async () => {
     const registry = createRegistry();
-    await registry.connectMcp({ servers: [fixture('crashy'), fixture('steady', ['--only-echo'])] });
+    await connectMcp(registry, { servers: [fixture('crashy'), fixture('steady', ['--only-echo'])] });
     try {
       const crashed = await registry.execute('crashy__crash', {});
       expect(crashed.success).toBe(false);
@@ -194,7 +196,7 @@ describe('connectMcp failures', () => {
       expect(after.error).toMatch(/MCP server "crashy" is not running, so its tool "echo" cannot be called/);
       expect((await registry.execute('steady__echo', { text: 'fine' })).result.output).toBe('fine');
     } finally {
-      await registry.disconnectMcp();
+      await disconnectMcp(registry);
     }
   });
 
@@ -202,39 +204,68 @@ describe('connectMcp failures', () => {
     const { dir, cleanup } = await tempDir('toolbelt-mcp-timeout-');
     const marker = path.join(dir, 'm.txt');
     const registry = createRegistry();
-    await registry.connectMcp({ servers: [fixture('slow', ['--marker', marker], { timeoutMs: 300 })] });
+    await connectMcp(registry, { servers: [fixture('slow', ['--marker', marker], { timeoutMs: 300 })] });
     try {
       const final = await registry.execute('slow__sleep', {});
       expect(final.error).toMatch(/timed out after 300 ms/);
       await until(() => existsSync(marker), 'the cancellation to reach the server');
     } finally {
-      await registry.disconnectMcp();
+      await disconnectMcp(registry);
       await cleanup();
     }
   });
 
-  it('rejects invalid configs with messages that name the field', async () => {
+  it('a bad entry fails alone with an error naming the server and the field; the others still connect', async () => {
     const registry = createRegistry();
-    await expect(registry.connectMcp({ servers: [{ name: 'x', transport: 'stdio' } as never] })).rejects.toThrow(
-      /needs "command"/,
-    );
-    await expect(registry.connectMcp({ servers: [{ name: 'x', transport: 'ftp' } as never] })).rejects.toThrow(
-      /"transport" must be "stdio" or "http"/,
-    );
-    await expect(registry.connectMcp({ servers: [{ name: 'x', transport: 'http', url: 'nope' }] })).rejects.toThrow(
-      /absolute http\(s\) URL/,
-    );
-    await expect(registry.connectMcp({ servers: [fixture('d'), fixture('d')] })).rejects.toThrow(/used twice/);
-    await expect(
-      registry.connectMcp({ servers: [fixture('p', [], { permissions: ['root' as never] })] }),
-    ).rejects.toThrow(/unknown permission "root"/);
+    const conn = await connectMcp(registry, {
+      servers: [
+        { name: 'nocmd', transport: 'stdio' } as never,
+        { name: 'ftp', transport: 'ftp' } as never,
+        { name: 'badurl', transport: 'http', url: 'nope' },
+        fixture('d', ['--only-echo']),
+        fixture('d'),
+        fixture('p', [], { permissions: ['root' as never] }),
+        fixture('unset', [], { env: { TOKEN: '${TOOLBELT_TEST_SURELY_UNSET}' } }),
+        fixture('ok', ['--only-echo']),
+      ],
+      variables: {},
+    });
+    try {
+      const errors = Object.fromEntries(conn.servers.map((s) => [s.name, s.error]));
+      expect(conn.servers.map((s) => s.state)).toEqual([
+        'failed',
+        'failed',
+        'failed',
+        'connected',
+        'failed',
+        'failed',
+        'failed',
+        'connected',
+      ]);
+      expect(errors.nocmd).toBe(
+        'MCP server "nocmd": "command" is missing: a stdio server needs the program to start (or give "url" for an HTTP server).',
+      );
+      expect(errors.ftp).toMatch(/^MCP server "ftp": "transport" must be "stdio", "http" or "sse"/);
+      expect(errors.badurl).toBe('MCP server "badurl": "url" must be an absolute http(s) URL, got "nope".');
+      expect(conn.servers[4].error).toBe('MCP server "d": "name" is used twice; give every server its own name.');
+      expect(errors.p).toMatch(/^MCP server "p": "permissions" has the unknown permission "root"/);
+      expect(errors.unset).toBe(
+        'MCP server "unset": "env.TOKEN" uses ${TOOLBELT_TEST_SURELY_UNSET}, but the environment variable TOOLBELT_TEST_SURELY_UNSET is not set. Set it, or write ${TOOLBELT_TEST_SURELY_UNSET:-default}.',
+      );
+      expect(conn.tools).toEqual(['d__echo', 'ok__echo']);
+      await expect(connectMcp(registry, { servers: 'nope' as never })).rejects.toThrow(
+        /needs \{ servers: \[\.\.\.\] \}/,
+      );
+    } finally {
+      await disconnectMcp(registry);
+    }
   });
 });
 
 describe('allow/deny lists, permissions and enabled', () => {
   it('imports only allowed tools, never denied ones, with configured permissions; disabled servers are skipped', async () => {
     const registry = createRegistry();
-    const conn = await registry.connectMcp({
+    const conn = await connectMcp(registry, {
       servers: [
         fixture('allow', [], {
           toolsAllowed: ['echo', 'fail', 'rich'],
@@ -298,14 +329,14 @@ describe('name sanitising and collisions', () => {
       }),
       { permissions: { required: [] } },
     );
-    await registry.connectMcp({ servers: [fixture('x.y', ['--only-echo']), fixture('x y', ['--only-echo'])] });
+    await connectMcp(registry, { servers: [fixture('x.y', ['--only-echo']), fixture('x y', ['--only-echo'])] });
     try {
       expect(registry.ids()).toEqual(['x_y__echo', 'x_y__echo_2', 'x_y__echo_3']);
       expect((await registry.execute('x_y__echo', {})).result.output).toBe('local');
       expect((await registry.execute('x_y__echo_3', { text: 'third' })).result.output).toBe('third');
       expect((await registry.initialized('x_y__echo_3')).description).toBe('[x y] Echo text back');
     } finally {
-      await registry.disconnectMcp();
+      await disconnectMcp(registry);
     }
   });
 });
@@ -327,7 +358,7 @@ describe('connectMcp over HTTP', () => {
     const serving = await serveMcp(source, { transport: 'http' });
     const registry = createRegistry();
     try {
-      const conn = await registry.connectMcp({
+      const conn = await connectMcp(registry, {
         servers: [{ name: 'remote', transport: 'http', url: serving.url!, headers: { 'x-test': '1' } }],
       });
       expect(conn.servers[0]).toMatchObject({ state: 'connected', transport: 'streamable-http' });
@@ -340,7 +371,7 @@ describe('connectMcp over HTTP', () => {
       expect(final.result.output).toBe('HEY');
       expect(updates.some((u) => u.status === 'running' && u.result.title === 'shouting')).toBe(true);
     } finally {
-      await registry.disconnectMcp();
+      await disconnectMcp(registry);
       await serving.close();
     }
   });
@@ -369,29 +400,31 @@ describe('connectMcp over HTTP', () => {
     const { port } = httpServer.address() as AddressInfo;
     const registry = createRegistry();
     try {
-      const conn = await registry.connectMcp({
+      const conn = await connectMcp(registry, {
         servers: [{ name: 'old', transport: 'http', url: `http://127.0.0.1:${port}/sse` }],
       });
       expect(conn.servers[0]).toMatchObject({ state: 'connected', transport: 'sse' });
       expect((await registry.execute('old__ping', {})).result.output).toBe('pong');
     } finally {
-      await registry.disconnectMcp();
+      await disconnectMcp(registry);
       httpServer.closeAllConnections();
       await new Promise((r) => httpServer.close(r));
     }
   });
 
-  it("an unreachable HTTP server is reported as failed with both transports' errors", async () => {
+  it('an unreachable HTTP server is reported as failed over streamable-http (SSE is not tried on a network error)', async () => {
     const registry = createRegistry();
     const probe = http.createServer();
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     const { port } = probe.address() as AddressInfo;
     await new Promise((r) => probe.close(r)); // now nothing listens there
-    const conn = await registry.connectMcp({
+    const conn = await connectMcp(registry, {
       servers: [{ name: 'gone', transport: 'http', url: `http://127.0.0.1:${port}/mcp` }],
     });
-    expect(conn.servers[0].state).toBe('failed');
-    expect(conn.servers[0].error).toMatch(/neither Streamable HTTP .* nor SSE .* worked/);
+    expect(conn.servers[0]).toMatchObject({ state: 'failed', transport: 'streamable-http' });
+    expect(conn.servers[0].error).toMatch(
+      /^Streamable HTTP at http:\/\/127\.0\.0\.1:\d+\/mcp failed: could not reach the server \(ECONNREFUSED\); check that it is running/,
+    );
   });
 });
 
@@ -416,6 +449,7 @@ describe('MCP config files', () => {
           args: ['s.mjs'],
           cwd: path.join(dir, 'sub'),
           toolsDenied: ['crash'],
+          workspaceFolder: dir,
         },
       ]);
       expect(
@@ -429,7 +463,7 @@ describe('MCP config files', () => {
       ).toEqual([
         { name: 'files', transport: 'stdio', command: 'npx', args: ['-y', 'x'] },
         { name: 'web', transport: 'http', url: 'http://127.0.0.1:1/mcp' },
-        { name: 'old', transport: 'http', url: 'http://h/sse' },
+        { name: 'old', transport: 'sse', url: 'http://h/sse' },
       ]);
       const bad = path.join(dir, 'bad.json');
       await writeFile(bad, '{ nope');
@@ -437,7 +471,7 @@ describe('MCP config files', () => {
       await expect(loadMcpConfig(path.join(dir, 'missing.json'))).rejects.toThrow(
         /Cannot read the MCP config file .*ENOENT/,
       );
-      expect(() => parseMcpConfig({ tools: [] })).toThrow(/neither "servers"/);
+      expect(() => parseMcpConfig({ tools: [] })).toThrow(/neither "servers" \(a list or a map\) nor "mcpServers"/);
     } finally {
       await cleanup();
     }

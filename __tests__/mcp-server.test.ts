@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { Tool, createRegistry, type ToolRegistryImpl } from '../src/index.js';
 import { createMcpServer, serveMcp, annotationsFor, type McpServing } from '../src/mcp/server.js';
-import { orderProgressBeforeResponses } from '../src/mcp/client.js';
+import { orderProgressBeforeResponses } from '../src/mcp/transport.js';
 import { ensureDist, CLI, ROOT } from './dist.js';
 
 type Content = Array<{ type: string; text?: string; data?: string; mimeType?: string }>;

@@ -17,6 +17,7 @@ import { readTracker, type FileStamp } from './workspace.js';
 import type { Tool } from './tool.js';
 import type { ToolUpdate } from './pipeline.js';
 import { isEntryPoint } from './entry.js';
+import { disconnectMcp } from './mcp/index.js';
 
 /** Session ids `--session` accepts (they name a state file). */
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -143,7 +144,7 @@ export async function main(argv: string[]): Promise<number> {
           return await agent(setup, values, parsed.positionals[0]);
       }
     } finally {
-      await setup.registry.disconnectMcp().catch(() => undefined);
+      await disconnectMcp(setup.registry).catch(() => undefined);
     }
   } catch (err) {
     if (err instanceof UsageError || (err as Error).name === 'ModelConfigError') {
@@ -183,14 +184,14 @@ async function makeRegistry(values: Values): Promise<Setup> {
   if (!values['no-builtins']) registerBuiltinTools(registry);
   for (const file of (values.tools as string[] | undefined) ?? []) await loadToolsModule(registry, file);
   if (values['mcp-config'] !== undefined) {
-    const { loadMcpConfig } = await import('./mcp/config.js');
+    const { loadMcpConfig, connectMcp } = await import('./mcp/index.js');
     let servers;
     try {
       servers = await loadMcpConfig(String(values['mcp-config']));
     } catch (err) {
       throw new UsageError((err as Error).message);
     }
-    const conn = await registry.connectMcp({ servers });
+    const conn = await connectMcp(registry, { servers, workspaceFolder: initCtx.workspaceRoot ?? process.cwd() });
     for (const s of conn.servers) {
       if (s.state === 'failed') process.stderr.write(`toolbelt: MCP server "${s.name}" did not start: ${s.error}\n`);
     }

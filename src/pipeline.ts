@@ -581,6 +581,7 @@ class Call {
       output: result.output,
     };
     if (result.attachments?.length) final.attachments = result.attachments;
+    if (result.structuredContent !== undefined) final.structuredContent = result.structuredContent;
     if (metadata.error) {
       // The model reads `output`; make sure it carries the error, whatever else the tool wrote.
       const message =

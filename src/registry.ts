@@ -83,6 +83,17 @@ export interface ExecuteOptions {
   callID?: string;
 }
 
+/**
+ * Something outside the registry that keeps tools registered in it and is owned by it, such as
+ * an MCP server connection: its tools live and die with it, and `close()` unregisters them.
+ */
+export interface ToolSource {
+  /** `mcp` for MCP server connections. */
+  readonly kind: string;
+  readonly name: string;
+  close(): Promise<void>;
+}
+
 const DEFAULT_INIT_CTX: Tool.InitContext = Object.freeze({});
 
 /** A registry of tools. Use the default `ToolRegistry` or make your own with `createRegistry()`. */
@@ -93,6 +104,7 @@ export class ToolRegistryImpl {
     { calls: number; failures: number; totalDurationMs: number; lastError?: string }
   >();
   private readonly subscribers = new Set<(event: ToolEvent) => void>();
+  private readonly ownedSources = new Set<ToolSource>();
   private initCache = new WeakMap<Tool.InitContext, Map<string, Promise<Tool.Initialized>>>();
   private readonly semaphore: Semaphore;
   private defaultTimeoutMs: number;
@@ -293,21 +305,19 @@ export class ToolRegistryImpl {
     });
   }
 
-  /**
-   * Imports MCP servers' tools as `server__tool` entries (see src/mcp/client.ts). The SDK is loaded
-   * only when this is called, so registries that never use MCP do not pay for it.
-   */
-  async connectMcp(
-    options: import('./mcp/client.js').ConnectMcpOptions,
-  ): Promise<import('./mcp/client.js').McpConnection> {
-    const mcp = await import('./mcp/client.js');
-    return mcp.connectMcp(this, options);
+  /** Takes ownership of a tool source (an MCP server connection adopts itself when made). */
+  adopt(source: ToolSource): void {
+    this.ownedSources.add(source);
   }
 
-  /** Closes every MCP connection (or only the named servers), unregisters their tools and ends their processes. */
-  async disconnectMcp(names?: string[]): Promise<void> {
-    const mcp = await import('./mcp/client.js');
-    return mcp.disconnectMcp(this, names);
+  /** Gives up ownership of a source without closing it (a source releases itself when it closes). */
+  release(source: ToolSource): void {
+    this.ownedSources.delete(source);
+  }
+
+  /** The tool sources this registry owns (MCP server connections), in the order they were adopted. */
+  sources(): ToolSource[] {
+    return [...this.ownedSources];
   }
 
   /** Per-tool call statistics (only tools that have been called). */

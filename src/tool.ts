@@ -31,6 +31,11 @@ export namespace Tool {
     metadata: M;
     output: string;
     attachments?: Attachment[];
+    /**
+     * A JSON value matching the tool's `outputSchema`: served over MCP as `structuredContent`,
+     * and on LangChain's `ToolMessage.artifact` with the rest of the result.
+     */
+    structuredContent?: Record<string, unknown>;
   }
 
   /** One progress report from a running tool: a new title and/or metadata to merge. */
@@ -140,6 +145,15 @@ export namespace Tool {
      * imported from MCP servers, whose schema arrives as JSON Schema).
      */
     jsonSchema?: Record<string, unknown>;
+    /** A human-readable name shown by MCP clients (served as the tool's `title`). */
+    title?: string;
+    /**
+     * The shape of `Result.structuredContent` (an object schema). Served over MCP as the tool's
+     * `outputSchema`; each result's `structuredContent` is checked against it.
+     */
+    outputSchema?: z.ZodType;
+    /** An output JSON Schema to serve as is (tools imported from MCP servers). */
+    outputJsonSchema?: Record<string, unknown>;
   }
 
   /** A definition bound to its id, ready to run. */

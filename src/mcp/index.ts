@@ -5,19 +5,27 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { ToolRegistryImpl } from '../registry.js';
 import type { McpServerOptions, McpServing, ServeMcpOptions } from './server.js';
-import type { ConnectMcpOptions, McpConnection, McpServerConfig, McpServerStatus } from './client.js';
+import type { McpConnection } from './client.js';
+import type { McpServerConnection } from './connection.js';
+import type { LoadMcpConfigOptions } from './config.js';
+import type { ConnectMcpOptions, McpServerConfig, McpServerStatus } from './types.js';
 
 export type { McpServerOptions, McpServing, ServeMcpOptions } from './server.js';
+export type { McpConnection } from './client.js';
+export type { McpServerConnection } from './connection.js';
+export type { LoadMcpConfigOptions } from './config.js';
 export type {
   ConnectMcpOptions,
-  McpConnection,
+  McpConnectionEvents,
+  McpConnectionState,
+  McpReconnectOptions,
   McpServerConfig,
   McpStdioServerConfig,
   McpHttpServerConfig,
   McpServerStatus,
   McpPermissionsConfig,
   McpToolInfo,
-} from './client.js';
+} from './types.js';
 
 /** Serves `registry` over MCP (stdio, or Streamable HTTP on 127.0.0.1 by default). */
 export async function serveMcp(registry: ToolRegistryImpl, options: ServeMcpOptions): Promise<McpServing> {
@@ -29,17 +37,31 @@ export async function createMcpServer(registry: ToolRegistryImpl, options: McpSe
   return (await import('./server.js')).createMcpServer(registry, options);
 }
 
-/** Imports MCP servers' tools into `registry` (same as `registry.connectMcp(options)`). */
+/** Imports MCP servers' tools into `registry`; the registry owns the connections. */
 export async function connectMcp(registry: ToolRegistryImpl, options: ConnectMcpOptions): Promise<McpConnection> {
   return (await import('./client.js')).connectMcp(registry, options);
 }
 
-/** The state of every MCP server connected to `registry`. */
+/** Closes `registry`'s MCP connections (or only the named servers) and unregisters their tools. */
+export async function disconnectMcp(registry: ToolRegistryImpl, names?: string[]): Promise<void> {
+  // A registry that never connected owns no MCP connection: no need to load the SDK.
+  if (!registry.sources().some((s) => s.kind === 'mcp')) return;
+  return (await import('./client.js')).disconnectMcp(registry, names);
+}
+
+/** The state of every MCP server connection `registry` owns. */
 export async function mcpStatus(registry: ToolRegistryImpl): Promise<McpServerStatus[]> {
+  if (!registry.sources().some((s) => s.kind === 'mcp')) return [];
   return (await import('./client.js')).mcpStatus(registry);
 }
 
-/** Reads an MCP config file (`{ "servers": [...] }` or `{ "mcpServers": { ... } }`). */
-export async function loadMcpConfig(file: string): Promise<McpServerConfig[]> {
-  return (await import('./config.js')).loadMcpConfig(file);
+/** The MCP server connections `registry` owns (each with `connect`, `close`, `status`, `tools`, `on`). */
+export async function mcpConnections(registry: ToolRegistryImpl): Promise<McpServerConnection[]> {
+  if (!registry.sources().some((s) => s.kind === 'mcp')) return [];
+  return (await import('./client.js')).mcpConnections(registry);
+}
+
+/** Reads an MCP config file: ours, Claude Desktop/Cursor's `mcpServers` map, or VS Code's `servers` map. */
+export async function loadMcpConfig(file: string, options?: LoadMcpConfigOptions): Promise<McpServerConfig[]> {
+  return (await import('./config.js')).loadMcpConfig(file, options);
 }
