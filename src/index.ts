@@ -63,3 +63,11 @@ export {
   type McpToolInfo,
 } from './mcp/index.js';
 export { loadChatModel, parseModelSpec, ModelConfigError } from './chat-model.js';
+export {
+  providerJsonSchema,
+  portableJsonSchema,
+  strictJsonSchema,
+  ToolSchemaError,
+  type JsonSchema,
+  type ProviderSchemaOptions,
+} from './schema/index.js';

@@ -14,6 +14,7 @@ import {
 } from '@langchain/core/callbacks/manager';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { Tool } from './tool.js';
+import { providerJsonSchema } from './schema/index.js';
 import { runCall, type OnToolResult, type PipelineHost, type ToolFinalUpdate, type ToolUpdate } from './pipeline.js';
 
 /** The chunk written to LangGraph's custom stream (and dispatched as the `tool_progress` custom event) for each progress report. */
@@ -37,6 +38,8 @@ export interface AdapterOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
   extra?: Record<string, unknown>;
+  /** Send the OpenAI strict-mode form of the schema (optional fields required-nullable, no extra keys). */
+  strict?: boolean;
 }
 
 type ToolCallLike = { type: 'tool_call'; id?: string; name: string; args: unknown };
@@ -60,9 +63,9 @@ export class ToolbeltTool extends DynamicStructuredTool {
     super({
       name: tool.id,
       description: tool.description,
-      // The model sees the zod schema (or the JSON Schema an MCP server gave); validation itself
-      // happens in the pipeline so that bad input becomes an actionable ToolMessage.
-      schema: (tool.jsonSchema ?? tool.parameters) as never,
+      // Providers see the portable JSON Schema (src/schema/); validation itself happens in the
+      // pipeline, against the zod schema, so that bad input becomes an actionable ToolMessage.
+      schema: providerJsonSchema(tool, { strict: options.strict }) as never,
       func: async (input: unknown) => {
         const final = await this.run(input, {});
         return [contentOf(final), final.result] as never;

@@ -69,6 +69,12 @@ export interface ToolsOptions {
   timeoutMs?: number;
   /** Aborts every call made through these tools. */
   signal?: AbortSignal;
+  /**
+   * Shape schemas for OpenAI strict mode: every field required, optional ones nullable (`null`
+   * reaches execute as absent). Pair it with `new ChatOpenAI({ supportsStrictToolCalling: true })`
+   * or `bindTools(tools, { strict: true })`.
+   */
+  strict?: boolean;
 }
 
 /** Options of `execute()` beyond the contract's four arguments. */
@@ -258,6 +264,7 @@ export class ToolRegistryImpl {
           onToolResult: options.onToolResult,
           timeoutMs: options.timeoutMs,
           signal: options.signal,
+          strict: options.strict,
         }),
       ),
     );

@@ -4,6 +4,7 @@
  */
 import type { z } from 'zod';
 import type { ToolPermission } from './permissions.js';
+import { assertRepresentable, toolJsonSchema } from './schema/zod.js';
 
 export namespace Tool {
   /** Free-form structured data a tool reports alongside its text output. */
@@ -204,6 +205,10 @@ export namespace Tool {
     definition: Definition<P, M> | InitFunction<P, M>,
   ): Info<P, M> {
     assertValidId(id);
+    // A definition given as an object is checked now, so an unrepresentable schema fails where the
+    // tool is defined and registered; an init function's result is checked when it is initialised.
+    if (typeof definition !== 'function' && definition?.parameters && !definition.jsonSchema)
+      assertRepresentable(id, definition.parameters);
     return {
       id,
       async init(initCtx: InitContext = {}): Promise<Initialized<P, M>> {
@@ -213,6 +218,7 @@ export namespace Tool {
             `Tool "${id}": the definition must have "parameters" (a zod schema) and an "execute" function.`,
           );
         }
+        if (!def.jsonSchema) toolJsonSchema(id, def.parameters);
         // A fresh object each time: callers may decorate it (description from a file) without
         // touching the shared definition.
         return { ...def, id };
