@@ -5,13 +5,16 @@ import { tempDir, makeCtx } from './helpers.js';
 import { EditTool, MAX_LISTED_MATCHES } from '../src/tools/edit.js';
 import { ReadTool } from '../src/tools/read.js';
 import { findMatches } from '../src/tools/edit-match.js';
+import { parseArguments } from '../src/index.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
 let edit: Awaited<ReturnType<typeof EditTool.init>>;
 let read: Awaited<ReturnType<typeof ReadTool.init>>;
 let n = 0;
-const doEdit = (args: Record<string, unknown>, ctx = makeCtx()) => edit.execute(edit.parameters.parse(args), ctx);
+// Arguments go through the pipeline's parser, which repairs sloppy input ("true") before validation.
+const doEdit = (args: Record<string, unknown>, ctx = makeCtx()) =>
+  edit.execute(parseArguments('edit', edit.parameters, args) as never, ctx);
 
 /** Writes a fresh file, reads it through the read tool (session-1), returns its name. */
 async function fixture(content: string | Buffer): Promise<string> {

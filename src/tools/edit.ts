@@ -26,8 +26,11 @@ const parameters = z.object({
       'The exact text to replace (copy it from read output, without the "N: " prefixes). Empty to create a new file.',
     ),
   newString: z.string().describe('The text to put in its place (must differ from oldString).'),
+  // No preprocess here: providers cannot be sent a transform; "true"/"false" strings are repaired
+  // by the pipeline before validation.
   replaceAll: z
-    .preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean().optional())
+    .boolean()
+    .optional()
     .describe('Replace every occurrence of oldString instead of requiring exactly one (default false).'),
 });
 

@@ -92,9 +92,11 @@ const parameters = z.object({
     .describe(
       'How to return an HTML page: "markdown" (default; scripts, styles and navigation removed), "text" (tags stripped) or "html" (as received).',
     ),
+  // min(1), not positive(): an exclusive bound is refused by Gemini; execute still accepts any
+  // value above 0 from direct callers.
   timeout: z
     .number()
-    .positive()
+    .min(1)
     .max(MAX_TIMEOUT_SECONDS)
     .optional()
     .describe(
