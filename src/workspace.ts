@@ -13,7 +13,7 @@ export class PathOutsideWorkspaceError extends Error {
   constructor(
     readonly requested: string,
     readonly roots: readonly string[],
-    reason = '',
+    readonly reason = '',
   ) {
     super(
       `Path ${JSON.stringify(requested)} is outside the workspace${reason ? ` (${reason})` : ''}. ` +
@@ -152,6 +152,30 @@ export class Workspace {
       );
     }
     return real;
+  }
+
+  /**
+   * Like `resolve`, but a symbolic link as the last component stays the entry itself instead of
+   * being followed: for tools that act on directory entries (move, delete, file_info), where
+   * following a link would move or delete what it points to. The parent is resolved (and checked)
+   * as `resolve` does.
+   */
+  async resolveEntry(requested: string, mode: AccessMode = 'read'): Promise<string> {
+    if (typeof requested !== 'string') throw new Error(`Path must be a string, got ${typeof requested}.`);
+    if (requested.includes('\0')) throw new PathOutsideWorkspaceError(requested, this.roots, 'it contains a NUL byte');
+    const lexical = this.toRealRootForm(path.resolve(this.root, requested));
+    if (this.rootList.some((r) => r.real === lexical) || path.dirname(lexical) === lexical) {
+      return this.resolve(requested, mode);
+    }
+    let parent: string;
+    try {
+      parent = await this.resolve(path.dirname(lexical), mode);
+    } catch (err) {
+      if (err instanceof PathOutsideWorkspaceError)
+        throw new PathOutsideWorkspaceError(requested, this.roots, err.reason);
+      throw err;
+    }
+    return path.join(parent, path.basename(lexical));
   }
 
   /** Whether `requested` resolves inside the workspace (never throws). */
@@ -495,6 +519,14 @@ export class ReadTracker {
         'changed',
       );
     }
+  }
+
+  /**
+   * Like `assertFresh`, but a file `session` never read passes: for tools that move or delete a
+   * whole file, which must not act on a version newer than the one the session saw.
+   */
+  async assertFreshIfRead(session: string, realPath: string, shown = realPath): Promise<void> {
+    if (this.sessions.get(session)?.has(realPath)) await this.assertFresh(session, realPath, shown);
   }
 
   /** Forgets everything `session` read (call when a session ends). */

@@ -13,6 +13,10 @@ import { BashTool } from './bash.js';
 import { TodoWriteTool, TodoReadTool } from './todo.js';
 import { TaskTool } from './task.js';
 import { WebfetchTool } from './webfetch.js';
+import { MoveTool } from './move.js';
+import { DeleteTool } from './delete.js';
+import { FileInfoTool } from './file-info.js';
+import { CurrentTimeTool } from './current-time.js';
 import { MemoryListTool, MemoryReadTool, MemoryWriteTool, MemoryPatchTool, MemoryAppendTool } from './memory.js';
 
 /** A built-in tool as the registry receives it. */
@@ -31,6 +35,9 @@ export const builtinTools: BuiltinTool[] = [
   { info: ReadTool, permissions: { required: ['read'] }, descriptionPath: txt('read') },
   { info: WriteTool, permissions: { required: ['write'] }, descriptionPath: txt('write') },
   { info: EditTool, permissions: { required: ['write'] }, descriptionPath: txt('edit') },
+  { info: MoveTool, permissions: { required: ['write'] }, descriptionPath: txt('move') },
+  { info: DeleteTool, permissions: { required: ['write'] }, descriptionPath: txt('delete') },
+  { info: FileInfoTool, permissions: { required: ['read'] }, descriptionPath: txt('file_info') },
   { info: ListTool, permissions: { required: ['read'] }, descriptionPath: txt('list') },
   { info: GlobTool, permissions: { required: ['read'] }, descriptionPath: txt('glob') },
   { info: GrepTool, permissions: { required: ['read'] }, descriptionPath: txt('grep') },
@@ -39,6 +46,7 @@ export const builtinTools: BuiltinTool[] = [
   { info: WebfetchTool, permissions: { required: ['network'] }, descriptionPath: txt('webfetch') },
   { info: TodoWriteTool, permissions: { required: ['read'] }, descriptionPath: txt('todowrite') },
   { info: TodoReadTool, permissions: { required: ['read'] }, descriptionPath: txt('todoread') },
+  { info: CurrentTimeTool, permissions: { required: [] }, descriptionPath: txt('current_time') },
   { info: MemoryListTool, permissions: { required: ['memory'] }, descriptionPath: txt('memory_list') },
   { info: MemoryReadTool, permissions: { required: ['memory'] }, descriptionPath: txt('memory_read') },
   { info: MemoryWriteTool, permissions: { required: ['memory'] }, descriptionPath: txt('memory_write') },
