@@ -656,7 +656,7 @@ describe('LangChain adapter', () => {
 
 describe('DeadlineQueue', () => {
   it('fires each live deadline once, in order per duration, and never a cancelled one', async () => {
-    const { DeadlineQueue } = await import('../src/pipeline.js');
+    const { DeadlineQueue } = await import('../src/pipeline/deadlines.js');
     const q = new DeadlineQueue();
     const fired: string[] = [];
     const a = q.add(30, () => fired.push('a30'));
@@ -672,7 +672,7 @@ describe('DeadlineQueue', () => {
   });
 
   it('cancelled deadlines retain nothing and their timer never holds the process open', async () => {
-    const { DeadlineQueue } = await import('../src/pipeline.js');
+    const { DeadlineQueue } = await import('../src/pipeline/deadlines.js');
     const q = new DeadlineQueue();
     const handles = Array.from({ length: 3000 }, () =>
       q.add(60_000, () => {

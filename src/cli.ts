@@ -15,7 +15,7 @@ import { ALL_PERMISSIONS, parsePermissionList, type ToolPermission, type ToolPer
 import { registerBuiltinTools } from './tools/index.js';
 import { readTracker, type FileStamp } from './workspace.js';
 import type { Tool } from './tool.js';
-import type { ToolUpdate } from './pipeline.js';
+import type { ToolUpdate } from './pipeline/types.js';
 import { isEntryPoint } from './entry.js';
 import { disconnectMcp } from './mcp/index.js';
 

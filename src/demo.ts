@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRegistry } from './registry.js';
 import { registerBuiltinTools } from './tools/index.js';
-import type { ToolUpdate } from './pipeline.js';
+import type { ToolUpdate } from './pipeline/types.js';
 import { isEntryPoint } from './entry.js';
 
 /** The built-in tools the demo's task uses. */

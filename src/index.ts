@@ -23,15 +23,8 @@ export {
   type PermissionGrant,
 } from './permissions.js';
 export { loadDescription, renderTemplate, templateVariables } from './description.js';
-export {
-  parseArguments,
-  ToolInputError,
-  type ToolUpdate,
-  type ToolFinalUpdate,
-  type OnToolResult,
-  type ToolEvent,
-  type ToolStats,
-} from './pipeline.js';
+export { parseArguments, ToolInputError } from './pipeline/arguments.js';
+export type { ToolUpdate, ToolFinalUpdate, OnToolResult, ToolEvent, ToolStats } from './pipeline/types.js';
 export { ToolbeltTool, PROGRESS_EVENT, type ToolProgressChunk } from './langchain.js';
 export { truncateOutput, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
 export { builtinTools, registerBuiltinTools, type BuiltinTool } from './tools/index.js';

@@ -15,7 +15,8 @@ import {
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { Tool } from './tool.js';
 import { providerJsonSchema } from './schema/index.js';
-import { runCall, type OnToolResult, type PipelineHost, type ToolFinalUpdate, type ToolUpdate } from './pipeline.js';
+import { runCall, type PipelineHost } from './pipeline/call.js';
+import type { OnToolResult, ToolFinalUpdate, ToolUpdate } from './pipeline/types.js';
 
 /** The chunk written to LangGraph's custom stream (and dispatched as the `tool_progress` custom event) for each progress report. */
 export interface ToolProgressChunk {

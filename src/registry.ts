@@ -8,16 +8,10 @@ import type { StructuredToolInterface } from '@langchain/core/tools';
 import { Tool } from './tool.js';
 import { assertPermissions, isAllowed, toGrantSet, type PermissionGrant, type ToolPermissions } from './permissions.js';
 import { loadDescription } from './description.js';
-import {
-  runCall,
-  Semaphore,
-  DeadlineQueue,
-  type OnToolResult,
-  type PipelineHost,
-  type ToolEvent,
-  type ToolFinalUpdate,
-  type ToolStats,
-} from './pipeline.js';
+import { runCall, type PipelineHost } from './pipeline/call.js';
+import { Semaphore } from './pipeline/semaphore.js';
+import { DeadlineQueue } from './pipeline/deadlines.js';
+import type { OnToolResult, ToolEvent, ToolFinalUpdate, ToolStats } from './pipeline/types.js';
 import type { TruncateOptions } from './truncate.js';
 import { toLangChainTool } from './langchain.js';
 

@@ -1,0 +1,46 @@
+/**
+ * The pipeline's public vocabulary: the updates a call reports, the events a registry emits, statistics.
+ * Types only: no behaviour lives here (the call is in call.ts).
+ */
+import type { Tool } from '../tool.js';
+
+/** One update about a call: progress while running, then exactly one final update. */
+export interface ToolUpdate {
+  status: 'running' | 'completed' | 'error';
+  toolId: string;
+  /** The call's id: the LangChain tool_call_id when an agent made the call. */
+  callID: string;
+  /** The result so far (partial while running). */
+  result: Tool.Result;
+  /** Milliseconds since the epoch. */
+  timestamp: number;
+  /** Final updates only. */
+  success?: boolean;
+  /** Final updates only, when the call failed: the message the model sees. */
+  error?: string;
+  /** Final updates only. */
+  durationMs?: number;
+}
+
+/** A final update (`status` is `completed` or `error`). */
+export type ToolFinalUpdate = ToolUpdate & { status: 'completed' | 'error'; success: boolean; durationMs: number };
+
+/** Receives every update of a call. */
+export type OnToolResult = (update: ToolUpdate) => void;
+
+/** Events a registry emits; subscribe with `registry.subscribe`. */
+export type ToolEvent =
+  | { type: 'requested'; toolId: string; callID: string; args: unknown; timestamp: number }
+  | { type: 'progress'; toolId: string; callID: string; update: ToolUpdate; timestamp: number }
+  | { type: 'completed'; toolId: string; callID: string; update: ToolFinalUpdate; timestamp: number }
+  | { type: 'failed'; toolId: string; callID: string; update: ToolFinalUpdate; timestamp: number }
+  | { type: 'warning'; toolId: string; message: string; timestamp: number };
+
+/** Statistics of one tool. */
+export interface ToolStats {
+  calls: number;
+  failures: number;
+  totalDurationMs: number;
+  averageDurationMs: number;
+  lastError?: string;
+}
