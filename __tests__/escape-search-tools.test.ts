@@ -9,7 +9,8 @@ import path from 'node:path';
 import { setupAttackPaths, type AttackFixture } from './attack-paths.js';
 import { ListTool } from '../src/tools/list.js';
 import { GlobTool } from '../src/tools/glob.js';
-import { GrepTool, findExecutable } from '../src/tools/grep.js';
+import { GrepTool } from '../src/tools/grep.js';
+import { findExecutable } from '../src/tools/grep-rg.js';
 import { tempDir, makeCtx } from './helpers.js';
 
 const RG = await findExecutable('rg');

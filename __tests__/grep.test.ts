@@ -1,14 +1,10 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { mkdir, writeFile, utimes, symlink, chmod, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  GrepTool,
-  MAX_MATCHES,
-  MAX_LINE_LENGTH,
-  GREP_LINE_CUT_MARKER,
-  findExecutable,
-  compilePattern,
-} from '../src/tools/grep.js';
+import { GrepTool, MAX_MATCHES } from '../src/tools/grep.js';
+import { MAX_LINE_LENGTH, GREP_LINE_CUT_MARKER } from '../src/tools/grep-results.js';
+import { findExecutable } from '../src/tools/grep-rg.js';
+import { compilePattern } from '../src/tools/grep-pattern.js';
 import { tempDir, makeCtx } from './helpers.js';
 
 const RG = await findExecutable('rg');
