@@ -1,0 +1,102 @@
+/**
+ * What every `toolbelt` command shares: the parsed flags, the registry set up from them, the usage error,
+ * and the shape a command module exports. No command's own logic lives here.
+ */
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { ParseArgsConfig } from 'node:util';
+import { createRegistry, type ToolRegistryImpl } from '../registry.js';
+import { ALL_PERMISSIONS, parsePermissionList, type ToolPermission, type ToolPermissions } from '../permissions.js';
+import { registerBuiltinTools } from '../tools/index.js';
+import type { Tool } from '../tool.js';
+
+/** A usage mistake: exit code 2 and a hint. */
+export class UsageError extends Error {}
+
+/** The flags every command takes. */
+export const COMMON: ParseArgsConfig['options'] = {
+  workspace: { type: 'string' },
+  permissions: { type: 'string' },
+  tools: { type: 'string', multiple: true },
+  'mcp-config': { type: 'string' },
+  'no-builtins': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+};
+
+/** Parsed flag values. */
+export type Values = Record<string, string | boolean | string[] | undefined>;
+
+/** A command: its own flags, how many positional arguments it takes, its usage line, and what it does. */
+export interface Command {
+  options: ParseArgsConfig['options'];
+  positionals: [number, number];
+  usage: string;
+  run(setup: Setup, values: Values, positionals: string[]): Promise<number>;
+}
+
+/** The registry and grant built from the common flags. */
+export interface Setup {
+  registry: ToolRegistryImpl;
+  initCtx: Tool.InitContext;
+  grant: ToolPermission[];
+}
+
+/** Builds the registry the common flags describe (built-ins, --tools modules, --mcp-config servers). */
+export async function makeRegistry(values: Values): Promise<Setup> {
+  let grant: ToolPermission[];
+  try {
+    grant = values.permissions === undefined ? [...ALL_PERMISSIONS] : parsePermissionList(String(values.permissions));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const initCtx: Tool.InitContext = { workingDir: process.cwd() };
+  if (values.workspace !== undefined) {
+    const root = path.resolve(String(values.workspace));
+    const st = await stat(root).catch(() => undefined);
+    if (!st?.isDirectory())
+      throw new UsageError(
+        `--workspace ${JSON.stringify(values.workspace)} is not a directory (${root}). Create it or pass another.`,
+      );
+    initCtx.workspaceRoot = root;
+  }
+  const registry = createRegistry();
+  if (!values['no-builtins']) registerBuiltinTools(registry);
+  for (const file of (values.tools as string[] | undefined) ?? []) await loadToolsModule(registry, file);
+  if (values['mcp-config'] !== undefined) {
+    const { loadMcpConfig, connectMcp } = await import('../mcp/index.js');
+    let servers;
+    try {
+      servers = await loadMcpConfig(String(values['mcp-config']));
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    const conn = await connectMcp(registry, { servers, workspaceFolder: initCtx.workspaceRoot ?? process.cwd() });
+    for (const s of conn.servers) {
+      if (s.state === 'failed') process.stderr.write(`toolbelt: MCP server "${s.name}" did not start: ${s.error}\n`);
+    }
+  }
+  return { registry, initCtx, grant };
+}
+
+async function loadToolsModule(registry: ToolRegistryImpl, file: string): Promise<void> {
+  const abs = path.resolve(file);
+  let mod: { default?: unknown };
+  try {
+    mod = (await import(pathToFileURL(abs).href)) as { default?: unknown };
+  } catch (err) {
+    throw new UsageError(`Cannot load tools from ${abs}: ${(err as Error).message}`);
+  }
+  const exported = mod.default;
+  if (typeof exported === 'function') {
+    await (exported as (r: ToolRegistryImpl) => unknown)(registry);
+  } else if (Array.isArray(exported)) {
+    for (const t of exported as Array<{ info: Tool.Info; permissions: ToolPermissions; descriptionPath?: string }>) {
+      registry.register(t.info, { permissions: t.permissions, descriptionPath: t.descriptionPath, replace: true });
+    }
+  } else {
+    throw new UsageError(
+      `${abs} must default-export (registry) => void or an array of { info, permissions, descriptionPath? }.`,
+    );
+  }
+}

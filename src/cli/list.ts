@@ -1,0 +1,49 @@
+/**
+ * `toolbelt list`: the tools the permissions allow, as a table or JSON with input schemas.
+ * Read-only: it initialises tools to describe them and never runs one.
+ */
+import type { Command, Setup, Values } from './command.js';
+
+async function list({ registry, initCtx, grant }: Setup, values: Values): Promise<number> {
+  const ids = registry.enabled(grant);
+  const rows = await Promise.all(
+    ids.map(async (id) => {
+      const tool = await registry.initialized(id, initCtx);
+      const permissions = registry.permissions(id)!;
+      return { name: id, permissions, description: tool.description, tool };
+    }),
+  );
+  if (values.json) {
+    const { z } = await import('zod');
+    const out = rows.map(({ name, permissions, description, tool }) => ({
+      name,
+      permissions,
+      description,
+      inputSchema: tool.jsonSchema ?? z.toJSONSchema(tool.parameters, { io: 'input', unrepresentable: 'any' }),
+    }));
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    return 0;
+  }
+  if (!rows.length) {
+    process.stderr.write(
+      `toolbelt: no tools allowed by permissions ${grant.join(',') || '(none)'} (${registry.size} registered).\n`,
+    );
+    return 0;
+  }
+  const width = Math.max(...rows.map((r) => r.name.length));
+  for (const r of rows) {
+    const perms = [...r.permissions.required, ...(r.permissions.optional ?? []).map((p) => `${p}?`)].join(',') || '-';
+    const first = r.description.split('\n').find((l) => l.trim()) ?? '';
+    process.stdout.write(
+      `${r.name.padEnd(width)}  [${perms}]  ${first.length > 100 ? `${first.slice(0, 97)}...` : first}\n`,
+    );
+  }
+  return 0;
+}
+
+export const listCommand: Command = {
+  options: { json: { type: 'boolean' } },
+  positionals: [0, 0],
+  usage: 'toolbelt list [--permissions LIST] [--json]',
+  run: (setup, values) => list(setup, values),
+};

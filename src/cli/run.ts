@@ -1,0 +1,83 @@
+/**
+ * `toolbelt run <tool>`: one call through the registry, progress to stderr, output to stdout.
+ * Session persistence is session.ts'; the progress line format is progress.ts'.
+ */
+import { randomUUID } from 'node:crypto';
+import { UsageError, type Command, type Setup, type Values } from './command.js';
+import { progressLine } from './progress.js';
+import { PersistedSession, SESSION_ID_PATTERN } from './session.js';
+
+async function run({ registry, initCtx, grant }: Setup, values: Values, positionals: string[]): Promise<number> {
+  const [toolId, json = '{}'] = positionals;
+  if (!registry.has(toolId))
+    throw new UsageError(registry.unknownToolMessage(toolId).replace(' Call one of those instead.', ''));
+  let args: unknown;
+  try {
+    args = JSON.parse(json);
+  } catch (err) {
+    throw new UsageError(
+      `The arguments for "${toolId}" are not valid JSON (${(err as Error).message}): ${json.length > 200 ? `${json.slice(0, 200)}...` : json}\n` +
+        `Quote them for the shell, e.g. toolbelt run ${toolId} '{"key":"value"}'`,
+    );
+  }
+  let timeoutMs: number | undefined;
+  if (values.timeout !== undefined) {
+    timeoutMs = Number(values.timeout);
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+      throw new UsageError(
+        `--timeout must be a positive number of milliseconds, got ${JSON.stringify(values.timeout)}.`,
+      );
+  }
+  const sessionArg = values.session as string | undefined;
+  if (sessionArg !== undefined && !SESSION_ID_PATTERN.test(sessionArg)) {
+    throw new UsageError(
+      `--session ${JSON.stringify(sessionArg)} is not a valid session id: use 1-128 letters, digits, ".", "_" or "-".`,
+    );
+  }
+  const sessionID = sessionArg ?? `cli-${randomUUID()}`;
+  const session = sessionArg ? await PersistedSession.open(sessionArg, initCtx) : undefined;
+
+  const controller = new AbortController();
+  const onSignal = () => controller.abort(new Error('interrupted by the user'));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const final = await registry.execute(toolId, args, { sessionID, agent: 'toolbelt-cli' }, initCtx, {
+      enabledPermissions: grant,
+      signal: controller.signal,
+      timeoutMs,
+      onToolResult: (u) => {
+        if (u.status === 'running') process.stderr.write(`${progressLine(u)}\n`);
+      },
+    });
+    await session?.save();
+    if (values.json) {
+      process.stdout.write(`${JSON.stringify(final, null, 2)}\n`);
+      return final.success ? 0 : 1;
+    }
+    for (const a of final.result.attachments ?? []) {
+      const size = a.data
+        ? `${Math.floor((a.data.length * 3) / 4)} bytes`
+        : a.text !== undefined
+          ? `${a.text.length} chars`
+          : 'link';
+      process.stderr.write(`[${toolId}] attachment: ${a.type} ${a.mime}${a.uri ? ` ${a.uri}` : ''} (${size})\n`);
+    }
+    if (!final.success) {
+      process.stderr.write(`${final.error ?? final.result.output}\n`);
+      return 1;
+    }
+    process.stdout.write(final.result.output.endsWith('\n') ? final.result.output : `${final.result.output}\n`);
+    return 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+export const runCommand: Command = {
+  options: { session: { type: 'string' }, timeout: { type: 'string' }, json: { type: 'boolean' } },
+  positionals: [1, 2],
+  usage: `toolbelt run <tool> ['<json args>'] [--workspace DIR] [--session ID]`,
+  run,
+};
