@@ -186,7 +186,9 @@ describe('toolbelt run', () => {
     expect(stale.stderr).toMatch(/has changed on disk since it was read/);
     const sessionId = await toolbelt(['run', 'fx_whoami', ...base(), '--session', 's1'], { env });
     expect(sessionId.stdout).toBe('s1\n');
-  });
+    // Seven CLI processes in a row: on a loaded 2-core machine each start can take seconds, so this
+    // test gets a longer safety limit than jest's default (it asserts no timing).
+  }, 120_000);
 });
 
 describe('usage errors exit 2 with a clear message', () => {
