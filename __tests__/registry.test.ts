@@ -71,6 +71,41 @@ describe('registration', () => {
     expect(r.size).toBe(0);
   });
 
+  it('a tool that declares its permissions, .txt description and danger in Tool.define needs no register options', async () => {
+    const dir = await tempDir();
+    const txt = path.join(dir.dir, 'declared.txt');
+    await writeFile(txt, 'Declared description in ${workspace}');
+    const declared = Tool.define(
+      {
+        id: 'declared',
+        permissions: { required: ['read'], optional: ['network'] },
+        descriptionPath: txt,
+        danger: 'safe',
+      },
+      {
+        description: 'inline',
+        parameters: z.object({}),
+        execute: async () => ({ title: '', metadata: {}, output: 'ok' }),
+      },
+    );
+    const r = createRegistry().register(declared);
+    expect(r.permissions('declared')).toEqual({ required: ['read'], optional: ['network'] });
+    expect(r.get('declared')).toMatchObject({ descriptionPath: txt, danger: 'safe' });
+    const [t] = await r.tools({ initCtx: { workspaceRoot: dir.dir } });
+    expect(t.description).toBe(`Declared description in ${dir.dir}`);
+    // register's options override what the tool declared
+    r.register(declared, { permissions: { required: ['write'] }, danger: 'dangerous', replace: true });
+    expect(r.permissions('declared')).toEqual({ required: ['write'], optional: [] });
+    expect(r.get('declared')?.danger).toBe('dangerous');
+    await dir.cleanup();
+  });
+
+  it('a tool that declares no permissions must get them from register, with a sentence saying how', () => {
+    expect(() => createRegistry().register(echo)).toThrow(
+      /Tool "echo" declares no permissions: pass them, e\.g\. register\(tool, \{ permissions/,
+    );
+  });
+
   it('the default ToolRegistry has the same API', async () => {
     ToolRegistry.register(echo, { permissions: { required: ['read'] } });
     expect(ToolRegistry.enabled(new Set(['read']))).toEqual(['echo']);

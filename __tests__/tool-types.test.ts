@@ -1,6 +1,9 @@
 import { describe, it, expect } from '@jest/globals';
 import { z } from 'zod';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { Tool } from '../src/tool.js';
+import { builtinTools, type Tool as PublicTool } from '../src/index.js';
 
 // Compile-time checks (npm test type-checks this file): execute's args are typed from the schema
 // in the forms docs/authoring-tools.md recommends. A regression here fails `tsc`, not jest.
@@ -30,7 +33,37 @@ const annotatedInit = Tool.define('annotated_init', async (initCtx: Tool.InitCon
   };
 });
 
+// Init options are typed: each tool declares its own in its own file (grep's grepBackend, list's
+// listLimit, ...), and a user who imports the package sees all of them on Tool.InitContext.
+const typedOptions: PublicTool.InitContext = { workingDir: '/w', grepBackend: 'js', listLimit: 5, memoryRoot: 'm' };
+// @ts-expect-error a misspelled option is a compile error, not a value silently ignored
+const misspelled: PublicTool.InitContext = { grepBakend: 'js' };
+// @ts-expect-error an option's value is typed too
+const wrongValue: PublicTool.InitContext = { grepBackend: 'ripgrep' };
+
 describe('Tool.define typing', () => {
+  it('typed init options are plain data handed to every tool unchanged', async () => {
+    const seen: Tool.InitContext[] = [];
+    const probe = Tool.define('probe', (initCtx: Tool.InitContext) => {
+      seen.push(initCtx);
+      return { description: 'd', parameters, execute: async () => ({ title: '', metadata: {}, output: '' }) };
+    });
+    for (const ctx of [typedOptions, misspelled, wrongValue]) await probe.init(ctx);
+    expect(seen).toEqual([typedOptions, { grepBakend: 'js' }, { grepBackend: 'ripgrep' }]);
+  });
+
+  it('every built-in tool declares its permissions, danger and a .txt beside its module named after its id', () => {
+    for (const { info, permissions, descriptionPath } of builtinTools) {
+      expect({ id: info.id, permissions: info.permissions, danger: typeof info.danger }).toEqual({
+        id: info.id,
+        permissions,
+        danger: 'string',
+      });
+      expect(path.basename(descriptionPath)).toBe(`${info.id}.txt`);
+      expect({ id: info.id, exists: existsSync(descriptionPath) }).toEqual({ id: info.id, exists: true });
+    }
+  });
+
   it('both forms run with parsed arguments', async () => {
     const a = await objectForm.init();
     const b = await annotatedInit.init({ workspaceRoot: '/ws/' });

@@ -1,7 +1,16 @@
 /** External `.txt` tool descriptions and their `${...}` templating. */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Tool } from './tool.js';
+
+/**
+ * The `.txt` description beside a module: `descriptionBeside(import.meta.url, 'grep')` is
+ * `<dir of the module>/grep.txt`, in src/ and in the published dist/ alike.
+ */
+export function descriptionBeside(moduleUrl: string, name: string): string {
+  return fileURLToPath(new URL(`./${name}.txt`, moduleUrl));
+}
 
 /** The values `${workspace}`, `${directory}` and `${cwd}` expand to for an init context. */
 export function templateVariables(initCtx: Tool.InitContext = {}): Record<string, string> {

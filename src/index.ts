@@ -22,7 +22,7 @@ export {
   type ToolPermissions,
   type PermissionGrant,
 } from './permissions.js';
-export { loadDescription, renderTemplate, templateVariables } from './description.js';
+export { loadDescription, renderTemplate, templateVariables, descriptionBeside } from './description.js';
 export { parseArguments, ToolInputError } from './pipeline/arguments.js';
 export type { ToolUpdate, ToolFinalUpdate, OnToolResult, ToolEvent, ToolStats } from './pipeline/types.js';
 export { ToolbeltTool, PROGRESS_EVENT, type ToolProgressChunk } from './langchain.js';

@@ -30,11 +30,13 @@ export interface RegistryOptions {
   truncate?: TruncateOptions;
 }
 
-/** How a tool is registered. */
+/** How a tool is registered; each field overrides what the tool declared in `Tool.define`. */
 export interface RegisterOptions {
-  permissions: ToolPermissions;
+  /** Required when the tool declares none. */
+  permissions?: ToolPermissions;
   /** A `.txt` whose (templated) text replaces the inline description. */
   descriptionPath?: string;
+  danger?: Tool.DangerLevel;
   /** Replace an existing tool with the same id instead of throwing. */
   replace?: boolean;
 }
@@ -44,6 +46,7 @@ export interface RegistryEntry {
   info: Tool.Info;
   permissions: ToolPermissions;
   descriptionPath?: string;
+  danger?: Tool.DangerLevel;
 }
 
 /** Builds the context of a call made by an agent: who is calling, in which session. */
@@ -132,12 +135,17 @@ export class ToolRegistryImpl {
     };
   }
 
-  /** Registers a tool with its permissions (and optional `.txt` description). */
-  register(info: Tool.Info, options: RegisterOptions): this {
+  /** Registers a tool with the permissions, `.txt` description and danger it declared, or those `options` give. */
+  register(info: Tool.Info, options: RegisterOptions = {}): this {
     if (!info || typeof info.init !== 'function')
       throw new Error('register() needs a tool made by Tool.define(id, definition).');
     Tool.assertValidId(info.id);
-    assertPermissions(options?.permissions, info.id);
+    const permissions = options.permissions ?? info.permissions;
+    if (!permissions)
+      throw new Error(
+        `Tool "${info.id}" declares no permissions: pass them, e.g. register(tool, { permissions: { required: ['read'] } }), or declare them in Tool.define({ id, permissions }, ...).`,
+      );
+    assertPermissions(permissions, info.id);
     if (this.entries.has(info.id) && !options.replace) {
       throw new Error(
         `A tool named "${info.id}" is already registered. Unregister it first, or pass { replace: true }.`,
@@ -145,8 +153,9 @@ export class ToolRegistryImpl {
     }
     this.entries.set(info.id, {
       info,
-      permissions: { required: [...options.permissions.required], optional: [...(options.permissions.optional ?? [])] },
-      descriptionPath: options.descriptionPath,
+      permissions: { required: [...permissions.required], optional: [...(permissions.optional ?? [])] },
+      descriptionPath: options.descriptionPath ?? info.descriptionPath,
+      danger: options.danger ?? info.danger,
     });
     this.invalidate();
     return this;

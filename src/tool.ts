@@ -3,7 +3,7 @@
  * call (context, result, progress). Nothing here knows about registries, LangChain or MCP.
  */
 import type { z } from 'zod';
-import type { ToolPermission } from './permissions.js';
+import type { ToolPermissions } from './permissions.js';
 import { assertRepresentable, toolJsonSchema } from './schema/zod.js';
 
 export namespace Tool {
@@ -63,24 +63,12 @@ export namespace Tool {
     extra?: Record<string, unknown>;
   }
 
-  /** A chat model, or a function that makes one; typed loosely so any LangChain model fits. */
-  export type ModelLike = unknown;
-
-  /** A named sub-agent the `task` tool may run. */
-  export interface SubagentConfig {
-    /** A LangChain chat model instance, or a (possibly async) factory returning one. */
-    model: ModelLike | (() => ModelLike | Promise<ModelLike>);
-    /** Which permissions the sub-agent's tools may use; `task` itself is excluded unless listed in `tools`. */
-    permissions: ToolPermission[];
-    /** Optional explicit tool ids (intersected with what the permissions allow). */
-    tools?: string[];
-    /** The sub-agent's system prompt. */
-    systemPrompt?: string;
-    /** A short line shown to the parent model in the task tool's description. */
-    description?: string;
-  }
-
-  /** What a tool may learn when it is initialised (once per agent/tool set, not per call). */
+  /**
+   * What a tool may learn when it is initialised (once per agent/tool set, not per call). Only the
+   * workspace fields are common; each tool declares its own options in its own file by augmenting
+   * this interface (`declare module '../tool.js' { namespace Tool { interface InitContext { ... } } }`),
+   * so an option nobody declared is a compile error, not a value silently ignored.
+   */
   export interface InitContext {
     /** The directory `${directory}` / `${cwd}` expand to; default `process.cwd()`. */
     workingDir?: string;
@@ -88,16 +76,22 @@ export namespace Tool {
     workspaceRoot?: string;
     /** More roots the sandbox accepts besides the workspace root. */
     additionalRoots?: string[];
-    /** Let webfetch reach loopback/private addresses (off by default; also `TOOLBELT_ALLOW_PRIVATE_NETWORK=1`). */
-    allowPrivateNetwork?: boolean;
-    /** webfetch's address policy: `{ allowPrivateNetwork?, allow?: CIDR[], deny?: CIDR[] }` (see docs/security.md). */
-    ssrfPolicy?: { allowPrivateNetwork?: boolean; allow?: string[]; deny?: string[] };
-    /** The memory tools' directory: absolute, or relative to the workspace root; default `.agent-memory`. */
-    memoryRoot?: string;
-    /** Named sub-agents for the `task` tool. */
-    subagents?: Record<string, SubagentConfig>;
-    /** Anything else a custom tool wants to receive. */
-    [key: string]: unknown;
+  }
+
+  /** How much harm a call can do at worst: read-only, changes that stay in the workspace, or anything. */
+  export type DangerLevel = 'safe' | 'moderate' | 'dangerous';
+
+  /**
+   * What a tool says about itself besides its definition: its id, the permissions it needs, its
+   * external `.txt` description and its danger level. The registry uses these unless `register`
+   * overrides them.
+   */
+  export interface About {
+    id: string;
+    permissions?: ToolPermissions;
+    /** Absolute path of a `.txt` description (see `descriptionBeside`). */
+    descriptionPath?: string;
+    danger?: DangerLevel;
   }
 
   /** How the registry's timeout applies to a tool. */
@@ -165,9 +159,8 @@ export namespace Tool {
     id: string;
   }
 
-  /** What `Tool.define` returns: an id and a way to make a fresh initialised tool. */
-  export interface Info<P extends z.ZodType = z.ZodType, M extends Metadata = Metadata> {
-    id: string;
+  /** What `Tool.define` returns: what the tool says about itself and a way to make a fresh initialised tool. */
+  export interface Info<P extends z.ZodType = z.ZodType, M extends Metadata = Metadata> extends About {
     /** Returns a new object every call; never mutates the definition. */
     init(initCtx?: InitContext): Promise<Initialized<P, M>>;
   }
@@ -190,27 +183,29 @@ export namespace Tool {
     }
   }
 
-  /** Defines a tool from a definition object. */
+  /** Defines a tool from a definition object. `about` is its id, or its id with permissions, description file and danger. */
   export function define<P extends z.ZodType, M extends Metadata = Metadata>(
-    id: string,
+    about: string | About,
     definition: Definition<P, M>,
   ): Info<P, M>;
   /** Defines a tool from an (async) init function of `Tool.InitContext` returning its definition. */
   export function define<P extends z.ZodType, M extends Metadata = Metadata>(
-    id: string,
+    about: string | About,
     init: InitFunction<P, M>,
   ): Info<P, M>;
   export function define<P extends z.ZodType, M extends Metadata = Metadata>(
-    id: string,
+    about: string | About,
     definition: Definition<P, M> | InitFunction<P, M>,
   ): Info<P, M> {
+    const declared: About = typeof about === 'string' ? { id: about } : { ...about };
+    const id = declared.id;
     assertValidId(id);
     // A definition given as an object is checked now, so an unrepresentable schema fails where the
     // tool is defined and registered; an init function's result is checked when it is initialised.
     if (typeof definition !== 'function' && definition?.parameters && !definition.jsonSchema)
       assertRepresentable(id, definition.parameters);
     return {
-      id,
+      ...declared,
       async init(initCtx: InitContext = {}): Promise<Initialized<P, M>> {
         const def = typeof definition === 'function' ? await definition(initCtx) : definition;
         if (!def || typeof def.execute !== 'function' || !def.parameters) {

@@ -15,6 +15,18 @@ import dns from 'node:dns';
 import net from 'node:net';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import type {} from '../tool.js';
+
+declare module '../tool.js' {
+  namespace Tool {
+    interface InitContext {
+      /** Let webfetch (and every tool that connects through this policy) reach loopback/private addresses (off by default; also `TOOLBELT_ALLOW_PRIVATE_NETWORK=1`). */
+      allowPrivateNetwork?: boolean;
+      /** The address policy: `{ allowPrivateNetwork?, allow?: CIDR[], deny?: CIDR[] }` (see docs/security.md). */
+      ssrfPolicy?: { allowPrivateNetwork?: boolean; allow?: string[]; deny?: string[] };
+    }
+  }
+}
 
 type IP = ipaddr.IPv4 | ipaddr.IPv6;
 

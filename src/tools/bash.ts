@@ -19,6 +19,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
+import { descriptionBeside } from '../description.js';
 import { Workspace, toolOutputDir } from '../workspace.js';
 import { classifyCommand, type DangerLevel } from './bash-danger.js';
 
@@ -109,51 +110,59 @@ const parameters = z.object({
     .describe('What the command does in 5-10 words, e.g. "Install dependencies" or "Run unit tests".'),
 });
 
-export const BashTool = Tool.define<typeof parameters, BashMetadata>('bash', async (initCtx) => {
-  const ws = await Workspace.fromInitContext(initCtx);
-  const shell = await findShell();
-  return {
-    description:
-      'Run a shell command in the workspace (own process group, timeout, output capped with the full text saved to a file).',
-    timeout: { managed: true },
-    parameters,
-    async execute(args, ctx) {
-      const timeoutMs = validateTimeout(args.timeout);
-      if (!args.command.trim()) throw new Error('The command is empty. Pass the shell command to run in "command".');
-      const cwd = await resolveWorkdir(ws, args.workdir);
-      if (ctx.abort.aborted) throw new Error('The command was not run: the call was aborted before it started.');
-      const danger = classifyCommand(args.command);
-      const title = args.description?.trim() || abbreviate(args.command);
-      ctx.metadata({ title, metadata: { description: title, output: '', danger: danger.level } });
+export const BashTool = Tool.define<typeof parameters, BashMetadata>(
+  {
+    id: 'bash',
+    permissions: { required: ['execute'] },
+    descriptionPath: descriptionBeside(import.meta.url, 'bash'),
+    danger: 'dangerous',
+  },
+  async (initCtx) => {
+    const ws = await Workspace.fromInitContext(initCtx);
+    const shell = await findShell();
+    return {
+      description:
+        'Run a shell command in the workspace (own process group, timeout, output capped with the full text saved to a file).',
+      timeout: { managed: true },
+      parameters,
+      async execute(args, ctx) {
+        const timeoutMs = validateTimeout(args.timeout);
+        if (!args.command.trim()) throw new Error('The command is empty. Pass the shell command to run in "command".');
+        const cwd = await resolveWorkdir(ws, args.workdir);
+        if (ctx.abort.aborted) throw new Error('The command was not run: the call was aborted before it started.');
+        const danger = classifyCommand(args.command);
+        const title = args.description?.trim() || abbreviate(args.command);
+        ctx.metadata({ title, metadata: { description: title, output: '', danger: danger.level } });
 
-      const run = await runCommand({
-        shell,
-        command: args.command,
-        cwd,
-        timeoutMs,
-        signal: ctx.abort,
-        onProgress: (tail, chars) => ctx.metadata({ title, metadata: { output: tail, outputChars: chars } }),
-      });
+        const run = await runCommand({
+          shell,
+          command: args.command,
+          cwd,
+          timeoutMs,
+          signal: ctx.abort,
+          onProgress: (tail, chars) => ctx.metadata({ title, metadata: { output: tail, outputChars: chars } }),
+        });
 
-      const metadata: BashMetadata = {
-        description: title,
-        workdir: ws.display(cwd),
-        exitCode: run.exitCode,
-        signal: run.signal,
-        killed: run.killed,
-        durationMs: run.durationMs,
-        truncated: run.truncated,
-        ...(run.outputPath ? { outputPath: run.outputPath } : {}),
-        outputChars: run.outputChars,
-        maxBufferedChars: run.maxBufferedChars,
-        backgroundOutputDetached: run.backgroundOutputDetached,
-        danger: danger.level,
-        dangerReasons: danger.segments.flatMap((s) => s.reasons),
-      };
-      return { title: resultTitle(title, run, timeoutMs), metadata, output: resultOutput(run, timeoutMs) };
-    },
-  };
-});
+        const metadata: BashMetadata = {
+          description: title,
+          workdir: ws.display(cwd),
+          exitCode: run.exitCode,
+          signal: run.signal,
+          killed: run.killed,
+          durationMs: run.durationMs,
+          truncated: run.truncated,
+          ...(run.outputPath ? { outputPath: run.outputPath } : {}),
+          outputChars: run.outputChars,
+          maxBufferedChars: run.maxBufferedChars,
+          backgroundOutputDetached: run.backgroundOutputDetached,
+          danger: danger.level,
+          dangerReasons: danger.segments.flatMap((s) => s.reasons),
+        };
+        return { title: resultTitle(title, run, timeoutMs), metadata, output: resultOutput(run, timeoutMs) };
+      },
+    };
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 /** current_time: the date and time now, in UTC and in an IANA time zone. */
 import { z } from 'zod';
 import { Tool } from '../tool.js';
+import { descriptionBeside } from '../description.js';
 
 const parameters = z.object({
   timezone: z
@@ -24,20 +25,28 @@ export interface CurrentTimeMetadata extends Tool.Metadata {
   truncated: false;
 }
 
-export const CurrentTimeTool = Tool.define<typeof parameters, CurrentTimeMetadata>('current_time', {
-  description: 'The current date and time, in UTC or an IANA time zone.',
-  parameters,
-  async execute(args) {
-    const zone = args.timezone?.trim() || 'UTC';
-    const now = new Date();
-    const meta = timeIn(now, zone);
-    return {
-      title: `${meta.local} ${meta.timezone}`,
-      output: `${meta.weekday} ${meta.local} ${meta.timezone} (UTC${meta.offset}); ISO ${meta.iso}; unix ${meta.unix}`,
-      metadata: meta,
-    };
+export const CurrentTimeTool = Tool.define<typeof parameters, CurrentTimeMetadata>(
+  {
+    id: 'current_time',
+    permissions: { required: [] },
+    descriptionPath: descriptionBeside(import.meta.url, 'current_time'),
+    danger: 'safe',
   },
-});
+  {
+    description: 'The current date and time, in UTC or an IANA time zone.',
+    parameters,
+    async execute(args) {
+      const zone = args.timezone?.trim() || 'UTC';
+      const now = new Date();
+      const meta = timeIn(now, zone);
+      return {
+        title: `${meta.local} ${meta.timezone}`,
+        output: `${meta.weekday} ${meta.local} ${meta.timezone} (UTC${meta.offset}); ISO ${meta.iso}; unix ${meta.unix}`,
+        metadata: meta,
+      };
+    },
+  },
+);
 
 /** `now` seen in `zone`; an unknown zone is an error naming it. */
 export function timeIn(now: Date, zone: string): CurrentTimeMetadata {

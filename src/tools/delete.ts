@@ -6,6 +6,7 @@ import { promises as fs, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
+import { descriptionBeside } from '../description.js';
 import { Workspace, readTracker, withFileLock } from '../workspace.js';
 
 /** Most entries one recursive delete removes; a bigger tree is refused before anything is removed. */
@@ -21,67 +22,75 @@ const parameters = z.object({
     .describe('Must be true to delete a directory, together with everything inside it. Default false.'),
 });
 
-export const DeleteTool = Tool.define('delete', async (initCtx) => {
-  const ws = await Workspace.fromInitContext(initCtx);
-  return {
-    description: 'Delete a file, or a directory with recursive: true. Cannot be undone.',
-    parameters,
-    async execute(args: z.infer<typeof parameters>, ctx) {
-      const abs = await ws.resolveEntry(args.path, 'write');
-      const shown = ws.display(abs);
-      if (ws.roots.includes(abs)) throw new Error(`${shown} is a workspace root; it cannot be deleted.`);
-      return withFileLock(abs, async () => {
-        const st = await fs.lstat(abs).catch(() => undefined);
-        if (!st) throw new Error(`${shown} does not exist; nothing was deleted. Check the path with list or glob.`);
-        if (!st.isDirectory()) {
-          if (st.isFile()) await readTracker.assertFreshIfRead(ctx.sessionID, abs, shown);
-          if (ctx.abort.aborted) throw new Error('delete was aborted; nothing was deleted.');
-          await fs.unlink(abs);
-          const kind = st.isSymbolicLink() ? 'symbolic link' : 'file';
-          return {
-            title: `deleted ${shown}`,
-            output: `Deleted ${kind} ${shown}${st.isFile() ? ` (${st.size} bytes)` : ''}.`,
-            metadata: { path: shown, kind, entries: 1, danger: 'dangerous', truncated: false },
-          };
-        }
-        const entries = await listTree(abs, shown, ctx.abort);
-        if (!args.recursive) {
-          throw new Error(
-            `${shown} is a directory with ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}. ` +
-              'Pass recursive: true to delete it and everything in it, or give the path of a file.',
-          );
-        }
-        let removed = 0;
-        // Deepest first: listTree returns parents before children.
-        for (let i = entries.length - 1; i >= 0; i--) {
-          if (ctx.abort.aborted) {
+export const DeleteTool = Tool.define(
+  {
+    id: 'delete',
+    permissions: { required: ['write'] },
+    descriptionPath: descriptionBeside(import.meta.url, 'delete'),
+    danger: 'moderate',
+  },
+  async (initCtx) => {
+    const ws = await Workspace.fromInitContext(initCtx);
+    return {
+      description: 'Delete a file, or a directory with recursive: true. Cannot be undone.',
+      parameters,
+      async execute(args: z.infer<typeof parameters>, ctx) {
+        const abs = await ws.resolveEntry(args.path, 'write');
+        const shown = ws.display(abs);
+        if (ws.roots.includes(abs)) throw new Error(`${shown} is a workspace root; it cannot be deleted.`);
+        return withFileLock(abs, async () => {
+          const st = await fs.lstat(abs).catch(() => undefined);
+          if (!st) throw new Error(`${shown} does not exist; nothing was deleted. Check the path with list or glob.`);
+          if (!st.isDirectory()) {
+            if (st.isFile()) await readTracker.assertFreshIfRead(ctx.sessionID, abs, shown);
+            if (ctx.abort.aborted) throw new Error('delete was aborted; nothing was deleted.');
+            await fs.unlink(abs);
+            const kind = st.isSymbolicLink() ? 'symbolic link' : 'file';
+            return {
+              title: `deleted ${shown}`,
+              output: `Deleted ${kind} ${shown}${st.isFile() ? ` (${st.size} bytes)` : ''}.`,
+              metadata: { path: shown, kind, entries: 1, danger: 'dangerous', truncated: false },
+            };
+          }
+          const entries = await listTree(abs, shown, ctx.abort);
+          if (!args.recursive) {
             throw new Error(
-              `delete was aborted after removing ${removed} of ${entries.length} entries in ${shown}; the rest is still there.`,
+              `${shown} is a directory with ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}. ` +
+                'Pass recursive: true to delete it and everything in it, or give the path of a file.',
             );
           }
-          const e = entries[i];
-          await (e.dir ? fs.rmdir(e.path) : fs.unlink(e.path));
-          removed++;
-          if (removed % DELETE_PROGRESS_EVERY === 0) {
-            ctx.metadata({ title: `deleting ${shown}`, metadata: { removed, total: entries.length } });
+          let removed = 0;
+          // Deepest first: listTree returns parents before children.
+          for (let i = entries.length - 1; i >= 0; i--) {
+            if (ctx.abort.aborted) {
+              throw new Error(
+                `delete was aborted after removing ${removed} of ${entries.length} entries in ${shown}; the rest is still there.`,
+              );
+            }
+            const e = entries[i];
+            await (e.dir ? fs.rmdir(e.path) : fs.unlink(e.path));
+            removed++;
+            if (removed % DELETE_PROGRESS_EVERY === 0) {
+              ctx.metadata({ title: `deleting ${shown}`, metadata: { removed, total: entries.length } });
+            }
           }
-        }
-        await fs.rmdir(abs);
-        return {
-          title: `deleted ${shown}`,
-          output: `Deleted directory ${shown} and the ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} in it.`,
-          metadata: {
-            path: shown,
-            kind: 'directory',
-            entries: entries.length + 1,
-            danger: 'dangerous',
-            truncated: false,
-          },
-        };
-      });
-    },
-  };
-});
+          await fs.rmdir(abs);
+          return {
+            title: `deleted ${shown}`,
+            output: `Deleted directory ${shown} and the ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} in it.`,
+            metadata: {
+              path: shown,
+              kind: 'directory',
+              entries: entries.length + 1,
+              danger: 'dangerous',
+              truncated: false,
+            },
+          };
+        });
+      },
+    };
+  },
+);
 
 /** Every entry under `dir`, parents before children, links not followed; refuses past the cap. */
 async function listTree(

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { structuredPatch, formatPatch } from 'diff';
 import { Tool } from '../tool.js';
+import { descriptionBeside } from '../description.js';
 import { Workspace, atomicWriteFile, readTracker, withFileLock } from '../workspace.js';
 import { findMatches, closestCandidate, rangeLines, AmbiguousBlockError, type MatchRange } from './edit-match.js';
 
@@ -34,138 +35,146 @@ const parameters = z.object({
     .describe('Replace every occurrence of oldString instead of requiring exactly one (default false).'),
 });
 
-export const EditTool = Tool.define('edit', async (initCtx) => {
-  const ws = await Workspace.fromInitContext(initCtx);
-  return {
-    description:
-      'Replace oldString with newString in a file (exact match first, then whitespace/indentation-tolerant matching).',
-    parameters,
-    async execute(args: z.infer<typeof parameters>, ctx) {
-      const replaceAll = args.replaceAll ?? false;
-      if (args.oldString === args.newString) {
-        throw new Error(
-          'oldString and newString are identical, so there is nothing to change. Put the new text in newString.',
-        );
-      }
-      const abs = await ws.resolve(args.filePath, 'write');
-      const shown = ws.display(abs);
-      return withFileLock(abs, async () => {
-        if (ctx.abort.aborted) throw new Error('edit was aborted before it started; the file is unchanged.');
-        const stat = await fs.stat(abs).catch((err: NodeJS.ErrnoException) => {
-          if (err.code === 'ENOENT') return undefined;
-          throw err;
-        });
-        if (!stat) {
-          if (args.oldString !== '') {
-            throw new Error(
-              `File ${shown} does not exist. To create it, call edit with an empty oldString (or use write); otherwise check the path.`,
-            );
+export const EditTool = Tool.define(
+  {
+    id: 'edit',
+    permissions: { required: ['write'] },
+    descriptionPath: descriptionBeside(import.meta.url, 'edit'),
+    danger: 'moderate',
+  },
+  async (initCtx) => {
+    const ws = await Workspace.fromInitContext(initCtx);
+    return {
+      description:
+        'Replace oldString with newString in a file (exact match first, then whitespace/indentation-tolerant matching).',
+      parameters,
+      async execute(args: z.infer<typeof parameters>, ctx) {
+        const replaceAll = args.replaceAll ?? false;
+        if (args.oldString === args.newString) {
+          throw new Error(
+            'oldString and newString are identical, so there is nothing to change. Put the new text in newString.',
+          );
+        }
+        const abs = await ws.resolve(args.filePath, 'write');
+        const shown = ws.display(abs);
+        return withFileLock(abs, async () => {
+          if (ctx.abort.aborted) throw new Error('edit was aborted before it started; the file is unchanged.');
+          const stat = await fs.stat(abs).catch((err: NodeJS.ErrnoException) => {
+            if (err.code === 'ENOENT') return undefined;
+            throw err;
+          });
+          if (!stat) {
+            if (args.oldString !== '') {
+              throw new Error(
+                `File ${shown} does not exist. To create it, call edit with an empty oldString (or use write); otherwise check the path.`,
+              );
+            }
+            await fs.mkdir(path.dirname(abs), { recursive: true });
+            const { stat: stamp } = await atomicWriteFile(abs, args.newString, { signal: ctx.abort });
+            readTracker.record(ctx.sessionID, abs, stamp);
+            const d = unifiedDiff(shown, '', args.newString);
+            return {
+              title: shown,
+              output: `Created ${shown} (${countLines(args.newString)} lines).`,
+              metadata: {
+                path: shown,
+                created: true,
+                diff: d.diff,
+                additions: d.additions,
+                deletions: d.deletions,
+                replacements: 1,
+                matcher: 'create',
+                truncated: false,
+              },
+            };
           }
-          await fs.mkdir(path.dirname(abs), { recursive: true });
-          const { stat: stamp } = await atomicWriteFile(abs, args.newString, { signal: ctx.abort });
+          if (stat.isDirectory()) throw new Error(`${shown} is a directory; give the path of a file inside it.`);
+          await readTracker.assertFresh(ctx.sessionID, abs, shown);
+
+          const raw = await fs.readFile(abs, 'utf8');
+          const bom = raw.charCodeAt(0) === 0xfeff ? '\uFEFF' : '';
+          const body = bom ? raw.slice(1) : raw;
+          // A consistently CRLF file is matched as LF and written back as CRLF; a mixed file is
+          // matched as it is, so lines the edit does not touch keep their own endings.
+          const crlf = body.includes('\r\n') && !/(^|[^\r])\n/.test(body);
+          const content = crlf ? body.replace(/\r\n/g, '\n') : body;
+          const oldString = normaliseEol(args.oldString, crlf);
+          const newString = normaliseEol(args.newString, crlf);
+
+          let updated: string;
+          let replacements = 1;
+          let matcher = 'replace-empty';
+          let firstLine = 1;
+          let score: number | undefined;
+          if (oldString === '') {
+            if (content !== '') {
+              throw new Error(
+                `oldString is empty but ${shown} already has content. Give the text to replace, or use write to replace the whole file.`,
+              );
+            }
+            updated = newString;
+          } else {
+            let found;
+            try {
+              found = findMatches(content, oldString, newString);
+            } catch (err) {
+              if (err instanceof AmbiguousBlockError) {
+                throw new Error(
+                  `oldString was not found exactly in ${shown}, and ${err.startLines.length} blocks match it about equally well ` +
+                    `(starting at lines ${err.startLines.join(', ')}). Re-read the file and copy the exact text, with enough surrounding lines to be unique.`,
+                );
+              }
+              throw err;
+            }
+            if (!found) throw new Error(notFoundMessage(shown, content, oldString));
+            const lines = rangeLines(content, found.ranges);
+            if (found.ranges.length > 1 && !replaceAll) {
+              const listed =
+                lines.slice(0, MAX_LISTED_MATCHES).join(', ') + (lines.length > MAX_LISTED_MATCHES ? ', ...' : '');
+              throw new Error(
+                `Found ${found.ranges.length} matches for oldString in ${shown} (at lines ${listed}). ` +
+                  'Add more surrounding lines to oldString to make it unique, or set replaceAll to true to replace every one.',
+              );
+            }
+            updated = applyRanges(content, found.ranges);
+            replacements = found.ranges.length;
+            matcher = found.matcher;
+            firstLine = lines[0];
+            score = found.score;
+          }
+          if (updated === content)
+            throw new Error(
+              `The edit would leave ${shown} unchanged (the matched text already equals newString). Nothing was written.`,
+            );
+          const d = unifiedDiff(shown, content, updated);
+          const final = bom + (crlf ? updated.replace(/\n/g, '\r\n') : updated);
+          if (ctx.abort.aborted) throw new Error('edit was aborted; the file is unchanged.');
+          const { stat: stamp } = await atomicWriteFile(abs, final, { signal: ctx.abort });
           readTracker.record(ctx.sessionID, abs, stamp);
-          const d = unifiedDiff(shown, '', args.newString);
+          const how =
+            matcher === 'exact' || matcher === 'replace-empty'
+              ? ''
+              : `, matched by ${matcher} matching${score !== undefined ? ` (similarity ${score.toFixed(2)})` : ''}`;
+          const what = replacements === 1 ? `1 replacement at line ${firstLine}` : `${replacements} replacements`;
           return {
             title: shown,
-            output: `Created ${shown} (${countLines(args.newString)} lines).`,
+            output: `Edited ${shown}: ${what}${how} (+${d.additions} -${d.deletions} lines).`,
             metadata: {
               path: shown,
-              created: true,
+              created: false,
               diff: d.diff,
               additions: d.additions,
               deletions: d.deletions,
-              replacements: 1,
-              matcher: 'create',
+              replacements,
+              matcher,
               truncated: false,
             },
           };
-        }
-        if (stat.isDirectory()) throw new Error(`${shown} is a directory; give the path of a file inside it.`);
-        await readTracker.assertFresh(ctx.sessionID, abs, shown);
-
-        const raw = await fs.readFile(abs, 'utf8');
-        const bom = raw.charCodeAt(0) === 0xfeff ? '\uFEFF' : '';
-        const body = bom ? raw.slice(1) : raw;
-        // A consistently CRLF file is matched as LF and written back as CRLF; a mixed file is
-        // matched as it is, so lines the edit does not touch keep their own endings.
-        const crlf = body.includes('\r\n') && !/(^|[^\r])\n/.test(body);
-        const content = crlf ? body.replace(/\r\n/g, '\n') : body;
-        const oldString = normaliseEol(args.oldString, crlf);
-        const newString = normaliseEol(args.newString, crlf);
-
-        let updated: string;
-        let replacements = 1;
-        let matcher = 'replace-empty';
-        let firstLine = 1;
-        let score: number | undefined;
-        if (oldString === '') {
-          if (content !== '') {
-            throw new Error(
-              `oldString is empty but ${shown} already has content. Give the text to replace, or use write to replace the whole file.`,
-            );
-          }
-          updated = newString;
-        } else {
-          let found;
-          try {
-            found = findMatches(content, oldString, newString);
-          } catch (err) {
-            if (err instanceof AmbiguousBlockError) {
-              throw new Error(
-                `oldString was not found exactly in ${shown}, and ${err.startLines.length} blocks match it about equally well ` +
-                  `(starting at lines ${err.startLines.join(', ')}). Re-read the file and copy the exact text, with enough surrounding lines to be unique.`,
-              );
-            }
-            throw err;
-          }
-          if (!found) throw new Error(notFoundMessage(shown, content, oldString));
-          const lines = rangeLines(content, found.ranges);
-          if (found.ranges.length > 1 && !replaceAll) {
-            const listed =
-              lines.slice(0, MAX_LISTED_MATCHES).join(', ') + (lines.length > MAX_LISTED_MATCHES ? ', ...' : '');
-            throw new Error(
-              `Found ${found.ranges.length} matches for oldString in ${shown} (at lines ${listed}). ` +
-                'Add more surrounding lines to oldString to make it unique, or set replaceAll to true to replace every one.',
-            );
-          }
-          updated = applyRanges(content, found.ranges);
-          replacements = found.ranges.length;
-          matcher = found.matcher;
-          firstLine = lines[0];
-          score = found.score;
-        }
-        if (updated === content)
-          throw new Error(
-            `The edit would leave ${shown} unchanged (the matched text already equals newString). Nothing was written.`,
-          );
-        const d = unifiedDiff(shown, content, updated);
-        const final = bom + (crlf ? updated.replace(/\n/g, '\r\n') : updated);
-        if (ctx.abort.aborted) throw new Error('edit was aborted; the file is unchanged.');
-        const { stat: stamp } = await atomicWriteFile(abs, final, { signal: ctx.abort });
-        readTracker.record(ctx.sessionID, abs, stamp);
-        const how =
-          matcher === 'exact' || matcher === 'replace-empty'
-            ? ''
-            : `, matched by ${matcher} matching${score !== undefined ? ` (similarity ${score.toFixed(2)})` : ''}`;
-        const what = replacements === 1 ? `1 replacement at line ${firstLine}` : `${replacements} replacements`;
-        return {
-          title: shown,
-          output: `Edited ${shown}: ${what}${how} (+${d.additions} -${d.deletions} lines).`,
-          metadata: {
-            path: shown,
-            created: false,
-            diff: d.diff,
-            additions: d.additions,
-            deletions: d.deletions,
-            replacements,
-            matcher,
-            truncated: false,
-          },
-        };
-      });
-    },
-  };
-});
+        });
+      },
+    };
+  },
+);
 
 function normaliseEol(s: string, crlf: boolean): string {
   return crlf ? s.replace(/\r\n/g, '\n') : s;

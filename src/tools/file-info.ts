@@ -5,6 +5,7 @@
 import { promises as fs, createReadStream, type Stats } from 'node:fs';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
+import { descriptionBeside } from '../description.js';
 import { Workspace } from '../workspace.js';
 import { BINARY_SNIFF_BYTES, binaryReason } from './read.js';
 
@@ -35,40 +36,48 @@ const parameters = z.object({
   path: z.string().describe('Path to inspect: absolute, or relative to the workspace root.'),
 });
 
-export const FileInfoTool = Tool.define<typeof parameters, FileInfoMetadata>('file_info', async (initCtx) => {
-  const ws = await Workspace.fromInitContext(initCtx);
-  return {
-    description: 'Whether a path exists, and its type, size, modification time and line count.',
-    parameters,
-    async execute(args, ctx) {
-      const abs = await ws.resolveEntry(args.path, 'read');
-      const shown = ws.display(abs);
-      const st = await fs.lstat(abs).catch(() => undefined);
-      if (!st) {
-        const meta: FileInfoMetadata = { path: shown, exists: false, truncated: false };
-        return { title: shown, output: `${shown} does not exist.`, metadata: meta };
-      }
-      const meta: FileInfoMetadata = {
-        path: shown,
-        exists: true,
-        type: typeOf(st),
-        size: st.size,
-        mtime: st.mtime.toISOString(),
-        mode: (st.mode & 0o7777).toString(8),
-        truncated: false,
-      };
-      if (st.isSymbolicLink()) {
-        const target = await ws.resolve(abs, 'read').catch(() => undefined);
-        if (target) meta.target = ws.display(target);
-      } else if (st.isDirectory()) {
-        meta.entries = (await fs.readdir(abs)).length;
-      } else if (st.isFile()) {
-        Object.assign(meta, await textInfo(abs, st.size, ctx.abort));
-      }
-      return { title: shown, output: describe(meta), metadata: meta };
-    },
-  };
-});
+export const FileInfoTool = Tool.define<typeof parameters, FileInfoMetadata>(
+  {
+    id: 'file_info',
+    permissions: { required: ['read'] },
+    descriptionPath: descriptionBeside(import.meta.url, 'file_info'),
+    danger: 'safe',
+  },
+  async (initCtx) => {
+    const ws = await Workspace.fromInitContext(initCtx);
+    return {
+      description: 'Whether a path exists, and its type, size, modification time and line count.',
+      parameters,
+      async execute(args, ctx) {
+        const abs = await ws.resolveEntry(args.path, 'read');
+        const shown = ws.display(abs);
+        const st = await fs.lstat(abs).catch(() => undefined);
+        if (!st) {
+          const meta: FileInfoMetadata = { path: shown, exists: false, truncated: false };
+          return { title: shown, output: `${shown} does not exist.`, metadata: meta };
+        }
+        const meta: FileInfoMetadata = {
+          path: shown,
+          exists: true,
+          type: typeOf(st),
+          size: st.size,
+          mtime: st.mtime.toISOString(),
+          mode: (st.mode & 0o7777).toString(8),
+          truncated: false,
+        };
+        if (st.isSymbolicLink()) {
+          const target = await ws.resolve(abs, 'read').catch(() => undefined);
+          if (target) meta.target = ws.display(target);
+        } else if (st.isDirectory()) {
+          meta.entries = (await fs.readdir(abs)).length;
+        } else if (st.isFile()) {
+          Object.assign(meta, await textInfo(abs, st.size, ctx.abort));
+        }
+        return { title: shown, output: describe(meta), metadata: meta };
+      },
+    };
+  },
+);
 
 function typeOf(st: Stats): FileInfoMetadata['type'] {
   if (st.isSymbolicLink()) return 'symlink';

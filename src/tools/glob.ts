@@ -9,6 +9,7 @@ import path from 'node:path';
 import fg from 'fast-glob';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
+import { descriptionBeside } from '../description.js';
 import { Workspace, type RealPathGuard } from '../workspace.js';
 import {
   IgnoreTree,
@@ -45,93 +46,104 @@ const parameters = z.object({
     .describe('Directory to search in: absolute, or relative to the workspace root (default: the workspace root).'),
 });
 
-export const GlobTool = Tool.define<typeof parameters, GlobMetadata>('glob', async (initCtx) => {
-  const ws = await Workspace.fromInitContext(initCtx);
-  const progressMs = typeof initCtx.progressIntervalMs === 'number' ? initCtx.progressIntervalMs : PROGRESS_INTERVAL_MS;
-  return {
-    description: 'Find files by glob pattern (e.g. "**/*.ts"), newest modified first; respects .gitignore.',
-    parameters,
-    async execute(args, ctx) {
-      const base = await ws.resolve(args.path ?? '.');
-      const baseStat = await fsp.stat(base).catch(() => undefined);
-      if (!baseStat)
-        throw new Error(
-          `Directory ${JSON.stringify(args.path)} does not exist (resolved to ${base}). Check the path, or omit it to search the workspace root.`,
-        );
-      if (!baseStat.isDirectory())
-        throw new Error(
-          `${ws.display(base)} is a file, not a directory. Give glob a directory as path and the file name as pattern.`,
-        );
-
-      const { fixed, dynamic } = splitPattern(args.pattern);
-      // The fixed part goes through the sandbox: `../x/**`, `/etc/*` and symlinked dirs are refused here.
-      const cwd = await ws.resolve(path.resolve(base, fixed || '.'));
-      const title = `glob ${JSON.stringify(args.pattern)} in ${ws.display(base)}`;
-      ctx.metadata({ title });
-      const cwdStat = await fsp.stat(cwd).catch(() => undefined);
-
-      // Files with their modification times.
-      const mtimes = new MtimeCache();
-      const found: Array<{ path: string; mtime: number }> = [];
-      if (dynamic === '') {
-        if (cwdStat?.isFile()) found.push({ path: cwd, mtime: mtimes.get(cwd) });
-      } else if (cwdStat?.isDirectory()) {
-        const top = rootContaining(ws.roots, cwd) ?? ws.root;
-        const tree = await IgnoreTree.forWalk(top, cwd);
-        let dirsRead = 0;
-        const report = throttle(progressMs, () => ctx.metadata({ title, metadata: { directoriesScanned: dirsRead } }));
-        const guard = ws.guard();
-        const readdir = gitignoreAwareReaddir(tree, cwd, guard, ctx.abort, () => {
-          dirsRead++;
-          report();
-        });
-        let rel: string[];
-        try {
-          rel = await fg(dynamic, {
-            cwd,
-            dot: true,
-            onlyFiles: true,
-            followSymbolicLinks: false,
-            unique: true,
-            caseSensitiveMatch: true,
-            suppressErrors: false,
-            fs: { readdir } as unknown as fg.Options['fs'],
-          });
-        } catch (err) {
-          throwIfAborted(ctx.abort, 'glob');
+export const GlobTool = Tool.define<typeof parameters, GlobMetadata>(
+  {
+    id: 'glob',
+    permissions: { required: ['read'] },
+    descriptionPath: descriptionBeside(import.meta.url, 'glob'),
+    danger: 'safe',
+  },
+  async (initCtx) => {
+    const ws = await Workspace.fromInitContext(initCtx);
+    const progressMs =
+      typeof initCtx.progressIntervalMs === 'number' ? initCtx.progressIntervalMs : PROGRESS_INTERVAL_MS;
+    return {
+      description: 'Find files by glob pattern (e.g. "**/*.ts"), newest modified first; respects .gitignore.',
+      parameters,
+      async execute(args, ctx) {
+        const base = await ws.resolve(args.path ?? '.');
+        const baseStat = await fsp.stat(base).catch(() => undefined);
+        if (!baseStat)
           throw new Error(
-            `glob could not search with pattern ${JSON.stringify(args.pattern)}: ${(err as Error).message}. Check the pattern and call glob again.`,
+            `Directory ${JSON.stringify(args.path)} does not exist (resolved to ${base}). Check the path, or omit it to search the workspace root.`,
           );
-        }
-        // Stat'ing in one tight loop after the walk is cheaper than interleaving it with the walk.
-        const prefix = cwd + path.sep;
-        for (const r of rel) {
-          const abs = r.includes('..') ? path.resolve(cwd, r) : prefix + r;
-          // Whatever fast-glob makes of a pattern, only paths under cwd whose real path is inside come out.
-          if (abs.startsWith(prefix) && guard.inside(abs)) found.push({ path: abs, mtime: mtimes.get(abs) });
-        }
-      }
-      throwIfAborted(ctx.abort, 'glob');
+        if (!baseStat.isDirectory())
+          throw new Error(
+            `${ws.display(base)} is a file, not a directory. Give glob a directory as path and the file name as pattern.`,
+          );
 
-      const sorted = found.sort(compareNewestFirst);
-      const shown = sorted.slice(0, MAX_GLOB_RESULTS).map((f) => ws.display(f.path));
-      const truncated = sorted.length > shown.length;
-      const metadata: GlobMetadata = { count: sorted.length, shown: shown.length, truncated };
-      if (sorted.length === 0) {
-        return {
-          title,
-          metadata,
-          output: `No files found matching ${JSON.stringify(args.pattern)} in ${ws.display(base)}.`,
-        };
-      }
-      let output = shown.join('\n');
-      if (truncated) {
-        output += `\n\n(Results are truncated: showing the ${MAX_GLOB_RESULTS} most recently modified of ${sorted.length} files. Use a more specific pattern or path.)`;
-      }
-      return { title: `${title}: ${sorted.length} file${sorted.length === 1 ? '' : 's'}`, metadata, output };
-    },
-  };
-});
+        const { fixed, dynamic } = splitPattern(args.pattern);
+        // The fixed part goes through the sandbox: `../x/**`, `/etc/*` and symlinked dirs are refused here.
+        const cwd = await ws.resolve(path.resolve(base, fixed || '.'));
+        const title = `glob ${JSON.stringify(args.pattern)} in ${ws.display(base)}`;
+        ctx.metadata({ title });
+        const cwdStat = await fsp.stat(cwd).catch(() => undefined);
+
+        // Files with their modification times.
+        const mtimes = new MtimeCache();
+        const found: Array<{ path: string; mtime: number }> = [];
+        if (dynamic === '') {
+          if (cwdStat?.isFile()) found.push({ path: cwd, mtime: mtimes.get(cwd) });
+        } else if (cwdStat?.isDirectory()) {
+          const top = rootContaining(ws.roots, cwd) ?? ws.root;
+          const tree = await IgnoreTree.forWalk(top, cwd);
+          let dirsRead = 0;
+          const report = throttle(progressMs, () =>
+            ctx.metadata({ title, metadata: { directoriesScanned: dirsRead } }),
+          );
+          const guard = ws.guard();
+          const readdir = gitignoreAwareReaddir(tree, cwd, guard, ctx.abort, () => {
+            dirsRead++;
+            report();
+          });
+          let rel: string[];
+          try {
+            rel = await fg(dynamic, {
+              cwd,
+              dot: true,
+              onlyFiles: true,
+              followSymbolicLinks: false,
+              unique: true,
+              caseSensitiveMatch: true,
+              suppressErrors: false,
+              fs: { readdir } as unknown as fg.Options['fs'],
+            });
+          } catch (err) {
+            throwIfAborted(ctx.abort, 'glob');
+            throw new Error(
+              `glob could not search with pattern ${JSON.stringify(args.pattern)}: ${(err as Error).message}. Check the pattern and call glob again.`,
+            );
+          }
+          // Stat'ing in one tight loop after the walk is cheaper than interleaving it with the walk.
+          const prefix = cwd + path.sep;
+          for (const r of rel) {
+            const abs = r.includes('..') ? path.resolve(cwd, r) : prefix + r;
+            // Whatever fast-glob makes of a pattern, only paths under cwd whose real path is inside come out.
+            if (abs.startsWith(prefix) && guard.inside(abs)) found.push({ path: abs, mtime: mtimes.get(abs) });
+          }
+        }
+        throwIfAborted(ctx.abort, 'glob');
+
+        const sorted = found.sort(compareNewestFirst);
+        const shown = sorted.slice(0, MAX_GLOB_RESULTS).map((f) => ws.display(f.path));
+        const truncated = sorted.length > shown.length;
+        const metadata: GlobMetadata = { count: sorted.length, shown: shown.length, truncated };
+        if (sorted.length === 0) {
+          return {
+            title,
+            metadata,
+            output: `No files found matching ${JSON.stringify(args.pattern)} in ${ws.display(base)}.`,
+          };
+        }
+        let output = shown.join('\n');
+        if (truncated) {
+          output += `\n\n(Results are truncated: showing the ${MAX_GLOB_RESULTS} most recently modified of ${sorted.length} files. Use a more specific pattern or path.)`;
+        }
+        return { title: `${title}: ${sorted.length} file${sorted.length === 1 ? '' : 's'}`, metadata, output };
+      },
+    };
+  },
+);
 
 /** Characters that make a path segment a pattern rather than a fixed name. */
 const MAGIC = /[*?[\]{}()!+@]/;

@@ -1,5 +1,7 @@
-/** The built-in tools: each with its permissions and its `.txt` description beside its module. */
-import { fileURLToPath } from 'node:url';
+/**
+ * The list of built-in tools. Each tool's file declares its own id, permissions, danger and `.txt`
+ * description; nothing about a tool is decided here but its place in the list.
+ */
 import type { Tool } from '../tool.js';
 import type { ToolPermissions } from '../permissions.js';
 import type { ToolRegistryImpl } from '../registry.js';
@@ -18,51 +20,59 @@ import { DeleteTool } from './delete.js';
 import { FileInfoTool } from './file-info.js';
 import { CurrentTimeTool } from './current-time.js';
 import { MemoryListTool, MemoryReadTool, MemoryWriteTool, MemoryPatchTool, MemoryAppendTool } from './memory.js';
+// Tool files that declare typed init options on Tool.InitContext: named imports used only as
+// values are dropped from the published .d.ts, these side-effect imports keep the declarations.
+import '../net/ssrf.js';
+import './search-common.js';
+import './grep.js';
+import './list.js';
+import './todo.js';
+import './task.js';
+import './memory-store.js';
 
-/** A built-in tool as the registry receives it. */
+/** A built-in tool as the registry receives it (what its own file declares). */
 export interface BuiltinTool {
   info: Tool.Info;
   permissions: ToolPermissions;
   descriptionPath: string;
 }
 
-function txt(name: string): string {
-  return fileURLToPath(new URL(`./${name}.txt`, import.meta.url));
-}
-
-/** Every built-in tool, in the order agents see them. */
-export const builtinTools: BuiltinTool[] = [
-  { info: ReadTool, permissions: { required: ['read'] }, descriptionPath: txt('read') },
-  { info: WriteTool, permissions: { required: ['write'] }, descriptionPath: txt('write') },
-  { info: EditTool, permissions: { required: ['write'] }, descriptionPath: txt('edit') },
-  { info: MoveTool, permissions: { required: ['write'] }, descriptionPath: txt('move') },
-  { info: DeleteTool, permissions: { required: ['write'] }, descriptionPath: txt('delete') },
-  { info: FileInfoTool, permissions: { required: ['read'] }, descriptionPath: txt('file_info') },
-  { info: ListTool, permissions: { required: ['read'] }, descriptionPath: txt('list') },
-  { info: GlobTool, permissions: { required: ['read'] }, descriptionPath: txt('glob') },
-  { info: GrepTool, permissions: { required: ['read'] }, descriptionPath: txt('grep') },
-  { info: BashTool, permissions: { required: ['execute'] }, descriptionPath: txt('bash') },
-  { info: TaskTool, permissions: { required: ['execute'] }, descriptionPath: txt('task') },
-  { info: WebfetchTool, permissions: { required: ['network'] }, descriptionPath: txt('webfetch') },
-  { info: TodoWriteTool, permissions: { required: ['read'] }, descriptionPath: txt('todowrite') },
-  { info: TodoReadTool, permissions: { required: ['read'] }, descriptionPath: txt('todoread') },
-  { info: CurrentTimeTool, permissions: { required: [] }, descriptionPath: txt('current_time') },
-  { info: MemoryListTool, permissions: { required: ['memory'] }, descriptionPath: txt('memory_list') },
-  { info: MemoryReadTool, permissions: { required: ['memory'] }, descriptionPath: txt('memory_read') },
-  { info: MemoryWriteTool, permissions: { required: ['memory'] }, descriptionPath: txt('memory_write') },
-  { info: MemoryPatchTool, permissions: { required: ['memory'] }, descriptionPath: txt('memory_patch') },
-  { info: MemoryAppendTool, permissions: { required: ['memory'] }, descriptionPath: txt('memory_append') },
+/** Every built-in tool's Info, in the order agents see them. */
+const BUILTIN_INFOS: Tool.Info[] = [
+  ReadTool,
+  WriteTool,
+  EditTool,
+  MoveTool,
+  DeleteTool,
+  FileInfoTool,
+  ListTool,
+  GlobTool,
+  GrepTool,
+  BashTool,
+  TaskTool,
+  WebfetchTool,
+  TodoWriteTool,
+  TodoReadTool,
+  CurrentTimeTool,
+  MemoryListTool,
+  MemoryReadTool,
+  MemoryWriteTool,
+  MemoryPatchTool,
+  MemoryAppendTool,
 ];
+
+/** Every built-in tool, in the order agents see them, with the permissions and description file it declares. */
+export const builtinTools: BuiltinTool[] = BUILTIN_INFOS.map((info) => {
+  if (!info.permissions || !info.descriptionPath)
+    throw new Error(`Built-in tool "${info.id}" must declare its permissions and descriptionPath in Tool.define.`);
+  return { info, permissions: info.permissions, descriptionPath: info.descriptionPath };
+});
 
 /** Registers every built-in tool (or those named in `only`) into `registry`. */
 export function registerBuiltinTools(registry: ToolRegistryImpl, only?: string[]): ToolRegistryImpl {
   for (const tool of builtinTools) {
     if (only && !only.includes(tool.info.id)) continue;
-    registry.register(tool.info, {
-      permissions: tool.permissions,
-      descriptionPath: tool.descriptionPath,
-      replace: true,
-    });
+    registry.register(tool.info, { replace: true });
   }
   return registry;
 }

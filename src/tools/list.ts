@@ -7,8 +7,18 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
+import { descriptionBeside } from '../description.js';
 import { Workspace } from '../workspace.js';
 import { IgnoreTree, makeIgnore, rootContaining, throwIfAborted } from './search-common.js';
+
+declare module '../tool.js' {
+  namespace Tool {
+    interface InitContext {
+      /** list: entries shown at most (capped at LIST_MAX_LIMIT); default LIST_DEFAULT_LIMIT. */
+      listLimit?: number;
+    }
+  }
+}
 
 /** Entries shown when `limit` is not given (an init option `listLimit` changes it). */
 export const LIST_DEFAULT_LIMIT = 100;
@@ -80,70 +90,78 @@ interface Node {
   more?: number;
 }
 
-export const ListTool = Tool.define<typeof parameters, ListMetadata>('list', async (initCtx) => {
-  const ws = await Workspace.fromInitContext(initCtx);
-  const defaultLimit =
-    typeof initCtx.listLimit === 'number' && Number.isInteger(initCtx.listLimit) && initCtx.listLimit > 0
-      ? Math.min(initCtx.listLimit, LIST_MAX_LIMIT)
-      : LIST_DEFAULT_LIMIT;
-  return {
-    description:
-      'List a directory as a tree (directories first); skips node_modules, .git, build output and .gitignored files.',
-    parameters,
-    async execute(args, ctx) {
-      const limit = args.limit ?? defaultLimit;
-      const root = await ws.resolve(args.path ?? '.');
-      const stat = await fs.stat(root).catch(() => undefined);
-      if (!stat)
-        throw new Error(
-          `Directory ${JSON.stringify(args.path)} does not exist (resolved to ${root}). Check the path, or list its parent first.`,
-        );
-      if (!stat.isDirectory())
-        throw new Error(`${ws.display(root)} is a file, not a directory. Use read to see its content.`);
-      ctx.metadata({ title: `list ${ws.display(root)}` });
+export const ListTool = Tool.define<typeof parameters, ListMetadata>(
+  {
+    id: 'list',
+    permissions: { required: ['read'] },
+    descriptionPath: descriptionBeside(import.meta.url, 'list'),
+    danger: 'safe',
+  },
+  async (initCtx) => {
+    const ws = await Workspace.fromInitContext(initCtx);
+    const defaultLimit =
+      typeof initCtx.listLimit === 'number' && Number.isInteger(initCtx.listLimit) && initCtx.listLimit > 0
+        ? Math.min(initCtx.listLimit, LIST_MAX_LIMIT)
+        : LIST_DEFAULT_LIMIT;
+    return {
+      description:
+        'List a directory as a tree (directories first); skips node_modules, .git, build output and .gitignored files.',
+      parameters,
+      async execute(args, ctx) {
+        const limit = args.limit ?? defaultLimit;
+        const root = await ws.resolve(args.path ?? '.');
+        const stat = await fs.stat(root).catch(() => undefined);
+        if (!stat)
+          throw new Error(
+            `Directory ${JSON.stringify(args.path)} does not exist (resolved to ${root}). Check the path, or list its parent first.`,
+          );
+        if (!stat.isDirectory())
+          throw new Error(`${ws.display(root)} is a file, not a directory. Use read to see its content.`);
+        ctx.metadata({ title: `list ${ws.display(root)}` });
 
-      const extra = makeIgnore([...LIST_DEFAULT_IGNORES, ...(args.ignore ?? [])]);
-      const tree = await IgnoreTree.forWalk(rootContaining(ws.roots, root) ?? ws.root, root);
-      const top: Node = { name: root, abs: root, kind: 'dir' };
-      const queue: Node[] = [top];
-      let count = 0;
-      let truncated = false;
-      // Breadth-first, so a huge first subdirectory cannot hide the rest of the top level.
-      while (queue.length && !truncated) {
-        throwIfAborted(ctx.abort, 'list');
-        const node = queue.shift() as Node;
-        const entries = await readEntries(node.abs, root, tree, extra);
-        node.children = [];
-        for (let i = 0; i < entries.length; i++) {
-          if (count >= limit) {
-            node.more = entries.length - i;
-            truncated = true;
-            break;
+        const extra = makeIgnore([...LIST_DEFAULT_IGNORES, ...(args.ignore ?? [])]);
+        const tree = await IgnoreTree.forWalk(rootContaining(ws.roots, root) ?? ws.root, root);
+        const top: Node = { name: root, abs: root, kind: 'dir' };
+        const queue: Node[] = [top];
+        let count = 0;
+        let truncated = false;
+        // Breadth-first, so a huge first subdirectory cannot hide the rest of the top level.
+        while (queue.length && !truncated) {
+          throwIfAborted(ctx.abort, 'list');
+          const node = queue.shift() as Node;
+          const entries = await readEntries(node.abs, root, tree, extra);
+          node.children = [];
+          for (let i = 0; i < entries.length; i++) {
+            if (count >= limit) {
+              node.more = entries.length - i;
+              truncated = true;
+              break;
+            }
+            const child = entries[i];
+            node.children.push(child);
+            count++;
+            if (child.kind === 'dir') queue.push(child);
           }
-          const child = entries[i];
-          node.children.push(child);
-          count++;
-          if (child.kind === 'dir') queue.push(child);
         }
-      }
-      const lines = [`${root}${root.endsWith(path.sep) ? '' : path.sep}`];
-      render(top, 1, lines);
-      if (top.children?.length === 0) lines.push('  (empty directory)');
-      if (truncated) {
-        lines.push(
-          '',
-          `(Showing ${count} entries; the listing is truncated. Directories marked "(not expanded)" were not read. ` +
-            `List one of them with path, leave entries out with ignore, or raise limit (max ${LIST_MAX_LIMIT}).)`,
-        );
-      }
-      return {
-        title: `list ${ws.display(root)}: ${count} entr${count === 1 ? 'y' : 'ies'}`,
-        metadata: { count, truncated },
-        output: lines.join('\n'),
-      };
-    },
-  };
-});
+        const lines = [`${root}${root.endsWith(path.sep) ? '' : path.sep}`];
+        render(top, 1, lines);
+        if (top.children?.length === 0) lines.push('  (empty directory)');
+        if (truncated) {
+          lines.push(
+            '',
+            `(Showing ${count} entries; the listing is truncated. Directories marked "(not expanded)" were not read. ` +
+              `List one of them with path, leave entries out with ignore, or raise limit (max ${LIST_MAX_LIMIT}).)`,
+          );
+        }
+        return {
+          title: `list ${ws.display(root)}: ${count} entr${count === 1 ? 'y' : 'ies'}`,
+          metadata: { count, truncated },
+          output: lines.join('\n'),
+        };
+      },
+    };
+  },
+);
 
 /** A directory's visible entries: directories first, then the rest, each by name. */
 async function readEntries(

@@ -8,6 +8,15 @@ import path from 'node:path';
 import type { Tool } from '../tool.js';
 import { Workspace, workspaceRootFor } from '../workspace.js';
 
+declare module '../tool.js' {
+  namespace Tool {
+    interface InitContext {
+      /** The memory tools' directory: absolute, or relative to the workspace root; default `.agent-memory`. */
+      memoryRoot?: string;
+    }
+  }
+}
+
 /** The memory root when `initCtx.memoryRoot` is not set: this directory in the workspace root. */
 export const DEFAULT_MEMORY_DIR = '.agent-memory';
 /** Largest memory note, in UTF-8 bytes (a write, patch or append that would pass it is refused). */

@@ -7,6 +7,7 @@ import { promises as fs, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
+import { descriptionBeside } from '../description.js';
 import { atomicWriteFile, withFileLock, type Workspace } from '../workspace.js';
 import {
   MAX_MEMORY_FILE_BYTES,
@@ -62,156 +63,196 @@ const appendParameters = z.object({
     .describe('New one-line summary of the whole note; sets or replaces its "> Summary:" line.'),
 });
 
-export const MemoryListTool = Tool.define('memory_list', async (initCtx) => {
-  const store = await MemoryStore.fromInitContext(initCtx);
-  return {
-    description: 'List the memory notes with their one-line summaries and sizes.',
-    parameters: listParameters,
-    async execute(args: z.infer<typeof listParameters>, ctx) {
-      if (!(await store.exists())) {
-        return {
-          title: 'memory: empty',
-          output: 'No memory notes yet. Create one with memory_write or memory_append.',
-          metadata: { entries: [] as MemoryEntry[], count: 0, truncated: false },
-        };
-      }
-      const ws = await store.sandbox();
-      const start = args.dir?.trim() ? await resolveDir(ws, args.dir) : ws.root;
-      const found = await listNotes(ws, start, ctx);
-      const entries = found.entries;
-      const truncated = found.more;
-      const title = `memory: ${entries.length}${truncated ? '+' : ''} note${entries.length === 1 ? '' : 's'}`;
-      if (!entries.length) {
-        return {
-          title,
-          output: `No memory notes under ${ws.display(start)}.`,
-          metadata: { entries, count: 0, truncated },
-        };
-      }
-      const lines = entries.map((e) => JSON.stringify(e));
-      let output = `[\n${lines.join(',\n')}\n]`;
-      if (truncated) {
-        output += `\n(Showing the first ${MAX_MEMORY_LIST_ENTRIES} notes in path order; pass dir to list a subdirectory.)`;
-      }
-      return { title, output, metadata: { entries, count: entries.length, truncated } };
-    },
-  };
-});
+export const MemoryListTool = Tool.define(
+  {
+    id: 'memory_list',
+    permissions: { required: ['memory'] },
+    descriptionPath: descriptionBeside(import.meta.url, 'memory_list'),
+    danger: 'safe',
+  },
+  async (initCtx) => {
+    const store = await MemoryStore.fromInitContext(initCtx);
+    return {
+      description: 'List the memory notes with their one-line summaries and sizes.',
+      parameters: listParameters,
+      async execute(args: z.infer<typeof listParameters>, ctx) {
+        if (!(await store.exists())) {
+          return {
+            title: 'memory: empty',
+            output: 'No memory notes yet. Create one with memory_write or memory_append.',
+            metadata: { entries: [] as MemoryEntry[], count: 0, truncated: false },
+          };
+        }
+        const ws = await store.sandbox();
+        const start = args.dir?.trim() ? await resolveDir(ws, args.dir) : ws.root;
+        const found = await listNotes(ws, start, ctx);
+        const entries = found.entries;
+        const truncated = found.more;
+        const title = `memory: ${entries.length}${truncated ? '+' : ''} note${entries.length === 1 ? '' : 's'}`;
+        if (!entries.length) {
+          return {
+            title,
+            output: `No memory notes under ${ws.display(start)}.`,
+            metadata: { entries, count: 0, truncated },
+          };
+        }
+        const lines = entries.map((e) => JSON.stringify(e));
+        let output = `[\n${lines.join(',\n')}\n]`;
+        if (truncated) {
+          output += `\n(Showing the first ${MAX_MEMORY_LIST_ENTRIES} notes in path order; pass dir to list a subdirectory.)`;
+        }
+        return { title, output, metadata: { entries, count: entries.length, truncated } };
+      },
+    };
+  },
+);
 
-export const MemoryReadTool = Tool.define('memory_read', async (initCtx) => {
-  const store = await MemoryStore.fromInitContext(initCtx);
-  return {
-    description: 'Read one memory note.',
-    parameters: readParameters,
-    async execute(args: z.infer<typeof readParameters>) {
-      const { abs, shown } = await store.resolve(args.path, 'read');
-      const text = await readNote(abs, shown, true);
-      const size = Buffer.byteLength(text);
-      return {
-        title: shown,
-        output: text.length ? text : `(${shown} is empty)`,
-        metadata: { path: shown, size, summary: parseSummary(text), truncated: false },
-      };
-    },
-  };
-});
-
-export const MemoryWriteTool = Tool.define('memory_write', async (initCtx) => {
-  const store = await MemoryStore.fromInitContext(initCtx);
-  return {
-    description: 'Create a memory note or replace its whole content.',
-    parameters: writeParameters,
-    async execute(args: z.infer<typeof writeParameters>, ctx) {
-      const { abs, shown } = await store.resolve(args.path, 'write');
-      const bytes = assertNoteSize(args.content, shown, 'This write');
-      return withFileLock(abs, async () => {
-        await fs.mkdir(path.dirname(abs), { recursive: true });
-        const { created } = await atomicWriteFile(abs, args.content, { signal: ctx.abort });
+export const MemoryReadTool = Tool.define(
+  {
+    id: 'memory_read',
+    permissions: { required: ['memory'] },
+    descriptionPath: descriptionBeside(import.meta.url, 'memory_read'),
+    danger: 'safe',
+  },
+  async (initCtx) => {
+    const store = await MemoryStore.fromInitContext(initCtx);
+    return {
+      description: 'Read one memory note.',
+      parameters: readParameters,
+      async execute(args: z.infer<typeof readParameters>) {
+        const { abs, shown } = await store.resolve(args.path, 'read');
+        const text = await readNote(abs, shown, true);
+        const size = Buffer.byteLength(text);
         return {
           title: shown,
-          output: `${created ? 'Created' : 'Replaced'} memory note ${shown} (${bytes} bytes).`,
-          metadata: { path: shown, created, size: bytes, summary: parseSummary(args.content), truncated: false },
+          output: text.length ? text : `(${shown} is empty)`,
+          metadata: { path: shown, size, summary: parseSummary(text), truncated: false },
         };
-      });
-    },
-  };
-});
+      },
+    };
+  },
+);
 
-export const MemoryPatchTool = Tool.define('memory_patch', async (initCtx) => {
-  const store = await MemoryStore.fromInitContext(initCtx);
-  return {
-    description: 'Replace one exact, unique passage of a memory note.',
-    parameters: patchParameters,
-    async execute(args: z.infer<typeof patchParameters>, ctx) {
-      if (!args.old_str) {
-        throw new Error(
-          'old_str is empty. Copy the exact passage to replace from the note (memory_read shows it); to add text use memory_append.',
-        );
-      }
-      if (args.old_str === args.new_str) throw new Error('old_str and new_str are identical: nothing would change.');
-      const { abs, shown } = await store.resolve(args.path, 'write');
-      return withFileLock(abs, async () => {
-        const text = await readNote(abs, shown, false);
-        const count = occurrences(text, args.old_str);
-        if (count === 0) {
+export const MemoryWriteTool = Tool.define(
+  {
+    id: 'memory_write',
+    permissions: { required: ['memory'] },
+    descriptionPath: descriptionBeside(import.meta.url, 'memory_write'),
+    danger: 'moderate',
+  },
+  async (initCtx) => {
+    const store = await MemoryStore.fromInitContext(initCtx);
+    return {
+      description: 'Create a memory note or replace its whole content.',
+      parameters: writeParameters,
+      async execute(args: z.infer<typeof writeParameters>, ctx) {
+        const { abs, shown } = await store.resolve(args.path, 'write');
+        const bytes = assertNoteSize(args.content, shown, 'This write');
+        return withFileLock(abs, async () => {
+          await fs.mkdir(path.dirname(abs), { recursive: true });
+          const { created } = await atomicWriteFile(abs, args.content, { signal: ctx.abort });
+          return {
+            title: shown,
+            output: `${created ? 'Created' : 'Replaced'} memory note ${shown} (${bytes} bytes).`,
+            metadata: { path: shown, created, size: bytes, summary: parseSummary(args.content), truncated: false },
+          };
+        });
+      },
+    };
+  },
+);
+
+export const MemoryPatchTool = Tool.define(
+  {
+    id: 'memory_patch',
+    permissions: { required: ['memory'] },
+    descriptionPath: descriptionBeside(import.meta.url, 'memory_patch'),
+    danger: 'moderate',
+  },
+  async (initCtx) => {
+    const store = await MemoryStore.fromInitContext(initCtx);
+    return {
+      description: 'Replace one exact, unique passage of a memory note.',
+      parameters: patchParameters,
+      async execute(args: z.infer<typeof patchParameters>, ctx) {
+        if (!args.old_str) {
           throw new Error(
-            `old_str was not found in ${shown}. Read the note with memory_read and copy the passage exactly (whitespace included).`,
+            'old_str is empty. Copy the exact passage to replace from the note (memory_read shows it); to add text use memory_append.',
           );
         }
-        if (count > 1) {
-          throw new Error(
-            `old_str occurs ${count} times in ${shown}; it must occur exactly once. Add surrounding text to old_str so it matches only the passage you mean.`,
-          );
-        }
-        const at = text.indexOf(args.old_str);
-        const updated = text.slice(0, at) + args.new_str + text.slice(at + args.old_str.length);
-        const size = assertNoteSize(updated, shown, 'This patch');
-        await atomicWriteFile(abs, updated, { signal: ctx.abort });
-        const line = text.slice(0, at).split('\n').length;
-        return {
-          title: shown,
-          output: `Patched ${shown} at line ${line} (${size} bytes now).`,
-          metadata: { path: shown, line, size, summary: parseSummary(updated), truncated: false },
-        };
-      });
-    },
-  };
-});
+        if (args.old_str === args.new_str) throw new Error('old_str and new_str are identical: nothing would change.');
+        const { abs, shown } = await store.resolve(args.path, 'write');
+        return withFileLock(abs, async () => {
+          const text = await readNote(abs, shown, false);
+          const count = occurrences(text, args.old_str);
+          if (count === 0) {
+            throw new Error(
+              `old_str was not found in ${shown}. Read the note with memory_read and copy the passage exactly (whitespace included).`,
+            );
+          }
+          if (count > 1) {
+            throw new Error(
+              `old_str occurs ${count} times in ${shown}; it must occur exactly once. Add surrounding text to old_str so it matches only the passage you mean.`,
+            );
+          }
+          const at = text.indexOf(args.old_str);
+          const updated = text.slice(0, at) + args.new_str + text.slice(at + args.old_str.length);
+          const size = assertNoteSize(updated, shown, 'This patch');
+          await atomicWriteFile(abs, updated, { signal: ctx.abort });
+          const line = text.slice(0, at).split('\n').length;
+          return {
+            title: shown,
+            output: `Patched ${shown} at line ${line} (${size} bytes now).`,
+            metadata: { path: shown, line, size, summary: parseSummary(updated), truncated: false },
+          };
+        });
+      },
+    };
+  },
+);
 
-export const MemoryAppendTool = Tool.define('memory_append', async (initCtx) => {
-  const store = await MemoryStore.fromInitContext(initCtx);
-  return {
-    description: 'Append an entry to a memory note (creating it), optionally updating its summary line.',
-    parameters: appendParameters,
-    async execute(args: z.infer<typeof appendParameters>, ctx) {
-      if (!args.entry.trim() && args.summary === undefined) {
-        throw new Error('entry is empty. Pass the Markdown to add in "entry" (and/or a new "summary").');
-      }
-      const { abs, shown } = await store.resolve(args.path, 'write');
-      return withFileLock(abs, async () => {
-        const existing = await readNoteIfExists(abs, shown);
-        let text = existing ?? '';
-        if (args.entry.trim()) {
-          if (text && !text.endsWith('\n')) text += '\n';
-          text += args.entry.endsWith('\n') ? args.entry : `${args.entry}\n`;
+export const MemoryAppendTool = Tool.define(
+  {
+    id: 'memory_append',
+    permissions: { required: ['memory'] },
+    descriptionPath: descriptionBeside(import.meta.url, 'memory_append'),
+    danger: 'moderate',
+  },
+  async (initCtx) => {
+    const store = await MemoryStore.fromInitContext(initCtx);
+    return {
+      description: 'Append an entry to a memory note (creating it), optionally updating its summary line.',
+      parameters: appendParameters,
+      async execute(args: z.infer<typeof appendParameters>, ctx) {
+        if (!args.entry.trim() && args.summary === undefined) {
+          throw new Error('entry is empty. Pass the Markdown to add in "entry" (and/or a new "summary").');
         }
-        if (args.summary !== undefined) text = withSummary(text, args.summary);
-        const size = assertNoteSize(text, shown, 'This append');
-        await fs.mkdir(path.dirname(abs), { recursive: true });
-        await atomicWriteFile(abs, text, { signal: ctx.abort });
-        const summary = parseSummary(text);
-        return {
-          title: shown,
-          output:
-            `${existing === undefined ? 'Created' : 'Appended to'} ${shown} (${size} bytes now)` +
-            (args.summary !== undefined ? `; summary: ${summary}` : '') +
-            '.',
-          metadata: { path: shown, created: existing === undefined, size, summary, truncated: false },
-        };
-      });
-    },
-  };
-});
+        const { abs, shown } = await store.resolve(args.path, 'write');
+        return withFileLock(abs, async () => {
+          const existing = await readNoteIfExists(abs, shown);
+          let text = existing ?? '';
+          if (args.entry.trim()) {
+            if (text && !text.endsWith('\n')) text += '\n';
+            text += args.entry.endsWith('\n') ? args.entry : `${args.entry}\n`;
+          }
+          if (args.summary !== undefined) text = withSummary(text, args.summary);
+          const size = assertNoteSize(text, shown, 'This append');
+          await fs.mkdir(path.dirname(abs), { recursive: true });
+          await atomicWriteFile(abs, text, { signal: ctx.abort });
+          const summary = parseSummary(text);
+          return {
+            title: shown,
+            output:
+              `${existing === undefined ? 'Created' : 'Appended to'} ${shown} (${size} bytes now)` +
+              (args.summary !== undefined ? `; summary: ${summary}` : '') +
+              '.',
+            metadata: { path: shown, created: existing === undefined, size, summary, truncated: false },
+          };
+        });
+      },
+    };
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
+import { descriptionBeside } from '../description.js';
 import { Workspace, readTracker, withFileLock } from '../workspace.js';
 
 const parameters = z.object({
@@ -17,67 +18,79 @@ const parameters = z.object({
     .describe('Replace an existing file at "to" (it must have been read first). Default false.'),
 });
 
-export const MoveTool = Tool.define('move', async (initCtx) => {
-  const ws = await Workspace.fromInitContext(initCtx);
-  return {
-    description: 'Move or rename a file or directory inside the workspace.',
-    parameters,
-    async execute(args: z.infer<typeof parameters>, ctx) {
-      const from = await ws.resolveEntry(args.from, 'write');
-      const to = await ws.resolveEntry(args.to, 'write');
-      const shownFrom = ws.display(from);
-      const shownTo = ws.display(to);
-      for (const [p, shown] of [
-        [from, shownFrom],
-        [to, shownTo],
-      ]) {
-        if (ws.roots.includes(p)) throw new Error(`${shown} is a workspace root; it cannot be moved or replaced.`);
-      }
-      if (from === to) throw new Error(`"from" and "to" are the same path (${shownFrom}); nothing to move.`);
-      if (to.startsWith(from + path.sep)) {
-        throw new Error(`Cannot move ${shownFrom} into itself (${shownTo}). Choose a destination outside it.`);
-      }
-      // Locks in a fixed order so two opposite moves cannot wait for each other.
-      const [first, second] = from < to ? [from, to] : [to, from];
-      return withFileLock(first, () =>
-        withFileLock(second, async () => {
-          const source = await fs.lstat(from).catch(() => undefined);
-          if (!source) {
-            throw new Error(`${shownFrom} does not exist. Check the path (list or glob show what is there).`);
-          }
-          if (source.isFile()) await readTracker.assertFreshIfRead(ctx.sessionID, from, shownFrom);
-          const target = await fs.lstat(to).catch(() => undefined);
-          if (target) {
-            if (target.isDirectory()) {
-              throw new Error(
-                `${shownTo} already exists and is a directory. Give the full new path of the entry (e.g. ${path.join(shownTo, path.basename(from))}), or delete the directory first.`,
-              );
+export const MoveTool = Tool.define(
+  {
+    id: 'move',
+    permissions: { required: ['write'] },
+    descriptionPath: descriptionBeside(import.meta.url, 'move'),
+    danger: 'moderate',
+  },
+  async (initCtx) => {
+    const ws = await Workspace.fromInitContext(initCtx);
+    return {
+      description: 'Move or rename a file or directory inside the workspace.',
+      parameters,
+      async execute(args: z.infer<typeof parameters>, ctx) {
+        const from = await ws.resolveEntry(args.from, 'write');
+        const to = await ws.resolveEntry(args.to, 'write');
+        const shownFrom = ws.display(from);
+        const shownTo = ws.display(to);
+        for (const [p, shown] of [
+          [from, shownFrom],
+          [to, shownTo],
+        ]) {
+          if (ws.roots.includes(p)) throw new Error(`${shown} is a workspace root; it cannot be moved or replaced.`);
+        }
+        if (from === to) throw new Error(`"from" and "to" are the same path (${shownFrom}); nothing to move.`);
+        if (to.startsWith(from + path.sep)) {
+          throw new Error(`Cannot move ${shownFrom} into itself (${shownTo}). Choose a destination outside it.`);
+        }
+        // Locks in a fixed order so two opposite moves cannot wait for each other.
+        const [first, second] = from < to ? [from, to] : [to, from];
+        return withFileLock(first, () =>
+          withFileLock(second, async () => {
+            const source = await fs.lstat(from).catch(() => undefined);
+            if (!source) {
+              throw new Error(`${shownFrom} does not exist. Check the path (list or glob show what is there).`);
             }
-            if (!args.overwrite) {
-              throw new Error(`${shownTo} already exists. Pass overwrite: true to replace it, or choose another path.`);
+            if (source.isFile()) await readTracker.assertFreshIfRead(ctx.sessionID, from, shownFrom);
+            const target = await fs.lstat(to).catch(() => undefined);
+            if (target) {
+              if (target.isDirectory()) {
+                throw new Error(
+                  `${shownTo} already exists and is a directory. Give the full new path of the entry (e.g. ${path.join(shownTo, path.basename(from))}), or delete the directory first.`,
+                );
+              }
+              if (!args.overwrite) {
+                throw new Error(
+                  `${shownTo} already exists. Pass overwrite: true to replace it, or choose another path.`,
+                );
+              }
+              if (source.isDirectory()) {
+                throw new Error(
+                  `${shownTo} is a file and ${shownFrom} a directory: a directory cannot replace a file.`,
+                );
+              }
+              if (target.isFile()) await readTracker.assertFresh(ctx.sessionID, to, shownTo);
             }
-            if (source.isDirectory()) {
-              throw new Error(`${shownTo} is a file and ${shownFrom} a directory: a directory cannot replace a file.`);
+            if (ctx.abort.aborted) throw new Error('move was aborted; nothing was moved.');
+            await fs.mkdir(path.dirname(to), { recursive: true });
+            await renameOrCopy(from, to, source.isDirectory());
+            if (source.isFile() && readTracker.lastRead(ctx.sessionID, from)) {
+              await readTracker.recordNow(ctx.sessionID, to);
             }
-            if (target.isFile()) await readTracker.assertFresh(ctx.sessionID, to, shownTo);
-          }
-          if (ctx.abort.aborted) throw new Error('move was aborted; nothing was moved.');
-          await fs.mkdir(path.dirname(to), { recursive: true });
-          await renameOrCopy(from, to, source.isDirectory());
-          if (source.isFile() && readTracker.lastRead(ctx.sessionID, from)) {
-            await readTracker.recordNow(ctx.sessionID, to);
-          }
-          const kind = source.isDirectory() ? 'directory' : source.isSymbolicLink() ? 'symbolic link' : 'file';
-          return {
-            title: `${shownFrom} -> ${shownTo}`,
-            output: `Moved ${kind} ${shownFrom} to ${shownTo}${target ? ' (replacing the file that was there)' : ''}.`,
-            metadata: { from: shownFrom, to: shownTo, kind, replaced: Boolean(target), truncated: false },
-          };
-        }),
-      );
-    },
-  };
-});
+            const kind = source.isDirectory() ? 'directory' : source.isSymbolicLink() ? 'symbolic link' : 'file';
+            return {
+              title: `${shownFrom} -> ${shownTo}`,
+              output: `Moved ${kind} ${shownFrom} to ${shownTo}${target ? ' (replacing the file that was there)' : ''}.`,
+              metadata: { from: shownFrom, to: shownTo, kind, replaced: Boolean(target), truncated: false },
+            };
+          }),
+        );
+      },
+    };
+  },
+);
 
 /** rename(2); across file systems (EXDEV), a copy that keeps links as links, then removal of the source. */
 async function renameOrCopy(from: string, to: string, isDir: boolean): Promise<void> {

@@ -8,6 +8,7 @@ import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
+import { descriptionBeside } from '../description.js';
 import { Workspace, readTracker, stampOf } from '../workspace.js';
 import { levenshteinRatio } from '../similarity.js';
 import { LineCounts, countNewlinesBefore, findTailStart } from './read-tail.js';
@@ -119,64 +120,73 @@ const parameters = z.object({
   limit: z.number().int().min(1).optional().describe(`How many lines to return (default ${DEFAULT_READ_LIMIT}).`),
 });
 
-export const ReadTool = Tool.define('read', async (initCtx) => {
-  const ws = await Workspace.fromInitContext(initCtx);
-  const lineCounts = new LineCounts();
-  return {
-    description: 'Read a file (numbered lines, offset/limit), an image or PDF (as an attachment), or list a directory.',
-    parameters,
-    async execute(args: z.infer<typeof parameters>, ctx) {
-      let offset = args.offset ?? 1;
-      const limit = args.limit ?? DEFAULT_READ_LIMIT;
-      if (offset === 0) {
-        throw new Error(
-          'offset 0 is not a line: lines are numbered from 1. Use offset=1 for the start, or a negative offset such as -100 for the last 100 lines.',
-        );
-      }
-      const abs = await ws.resolve(args.filePath, 'read');
-      const shown = ws.display(abs);
-      const stat = await fs.stat(abs).catch((err: NodeJS.ErrnoException) => {
-        if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return undefined;
-        throw err;
-      });
-      if (!stat) throw new Error(await missingFileMessage(abs, shown, ws));
-      if (stat.isDirectory()) return listDirectory(abs, shown, offset, limit);
-      if (!stat.isFile())
-        throw new Error(`${shown} is not a regular file (it is a device, socket or FIFO); it cannot be read.`);
-
-      const ext = path.extname(abs).toLowerCase();
-      const attachment = ATTACHMENT_TYPES[ext];
-      if (attachment) return readAttachment(abs, shown, stat.size, attachment);
-      if (BINARY_EXTENSIONS.has(ext)) {
-        throw new Error(
-          `${shown} is a binary file (${ext}); read only works on text files. Use a tool that understands this format instead.`,
-        );
-      }
-
-      const handle = await fs.open(abs, 'r');
-      try {
-        // Recorded before reading the content: a change during the read then counts as stale.
-        const st = await handle.stat({ bigint: true });
-        const stamp = stampOf(st);
-        const head = Buffer.alloc(Math.min(BINARY_SNIFF_BYTES, stat.size));
-        if (head.length) await handle.read(head, 0, head.length, 0);
-        const why = binaryReason(head);
-        if (why) throw new Error(`${shown} looks like a binary file (${why}); read only works on text files.`);
-        let start: ReadStart = { position: 0, lineNo: 1 };
-        if (offset < 0) {
-          if (stat.size === 0) return formatLines(EMPTY, shown, 1, limit);
-          start = await tailStart(handle, st, -offset, lineCounts, ctx.abort);
-          offset = start.lineNo;
+export const ReadTool = Tool.define(
+  {
+    id: 'read',
+    permissions: { required: ['read'] },
+    descriptionPath: descriptionBeside(import.meta.url, 'read'),
+    danger: 'safe',
+  },
+  async (initCtx) => {
+    const ws = await Workspace.fromInitContext(initCtx);
+    const lineCounts = new LineCounts();
+    return {
+      description:
+        'Read a file (numbered lines, offset/limit), an image or PDF (as an attachment), or list a directory.',
+      parameters,
+      async execute(args: z.infer<typeof parameters>, ctx) {
+        let offset = args.offset ?? 1;
+        const limit = args.limit ?? DEFAULT_READ_LIMIT;
+        if (offset === 0) {
+          throw new Error(
+            'offset 0 is not a line: lines are numbered from 1. Use offset=1 for the start, or a negative offset such as -100 for the last 100 lines.',
+          );
         }
-        const result = await readLines(handle, Number(st.size), start, offset, limit, ctx.abort);
-        readTracker.record(ctx.sessionID, abs, stamp);
-        return formatLines(result, shown, offset, limit);
-      } finally {
-        await handle.close();
-      }
-    },
-  };
-});
+        const abs = await ws.resolve(args.filePath, 'read');
+        const shown = ws.display(abs);
+        const stat = await fs.stat(abs).catch((err: NodeJS.ErrnoException) => {
+          if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return undefined;
+          throw err;
+        });
+        if (!stat) throw new Error(await missingFileMessage(abs, shown, ws));
+        if (stat.isDirectory()) return listDirectory(abs, shown, offset, limit);
+        if (!stat.isFile())
+          throw new Error(`${shown} is not a regular file (it is a device, socket or FIFO); it cannot be read.`);
+
+        const ext = path.extname(abs).toLowerCase();
+        const attachment = ATTACHMENT_TYPES[ext];
+        if (attachment) return readAttachment(abs, shown, stat.size, attachment);
+        if (BINARY_EXTENSIONS.has(ext)) {
+          throw new Error(
+            `${shown} is a binary file (${ext}); read only works on text files. Use a tool that understands this format instead.`,
+          );
+        }
+
+        const handle = await fs.open(abs, 'r');
+        try {
+          // Recorded before reading the content: a change during the read then counts as stale.
+          const st = await handle.stat({ bigint: true });
+          const stamp = stampOf(st);
+          const head = Buffer.alloc(Math.min(BINARY_SNIFF_BYTES, stat.size));
+          if (head.length) await handle.read(head, 0, head.length, 0);
+          const why = binaryReason(head);
+          if (why) throw new Error(`${shown} looks like a binary file (${why}); read only works on text files.`);
+          let start: ReadStart = { position: 0, lineNo: 1 };
+          if (offset < 0) {
+            if (stat.size === 0) return formatLines(EMPTY, shown, 1, limit);
+            start = await tailStart(handle, st, -offset, lineCounts, ctx.abort);
+            offset = start.lineNo;
+          }
+          const result = await readLines(handle, Number(st.size), start, offset, limit, ctx.abort);
+          readTracker.record(ctx.sessionID, abs, stamp);
+          return formatLines(result, shown, offset, limit);
+        } finally {
+          await handle.close();
+        }
+      },
+    };
+  },
+);
 
 /** Where the forward line reader starts: a byte position and the number of the line there. */
 interface ReadStart {

@@ -7,6 +7,16 @@ import { promises as fs, statSync } from 'node:fs';
 import path from 'node:path';
 import ignoreFactory, { type Ignore } from 'ignore';
 import type { Workspace } from '../workspace.js';
+import type {} from '../tool.js';
+
+declare module '../tool.js' {
+  namespace Tool {
+    interface InitContext {
+      /** grep and glob: minimum time between progress reports (ms); default PROGRESS_INTERVAL_MS. */
+      progressIntervalMs?: number;
+    }
+  }
+}
 
 /** Ignore files honoured in every directory, lowest precedence first (ripgrep's order). */
 export const IGNORE_FILE_NAMES: readonly string[] = ['.gitignore', '.ignore', '.rgignore'];

@@ -4,6 +4,16 @@
  */
 import { z } from 'zod';
 import { Tool } from '../tool.js';
+import { descriptionBeside } from '../description.js';
+
+declare module '../tool.js' {
+  namespace Tool {
+    interface InitContext {
+      /** todowrite/todoread: the store to keep lists in (e.g. one per tenant); default `defaultTodoStore`. */
+      todoStore?: TodoStore;
+    }
+  }
+}
 
 /** Most items one list may hold. */
 export const MAX_TODOS = 100;
@@ -82,29 +92,45 @@ const writeParameters = z.object({
 
 const readParameters = z.object({});
 
-export const TodoWriteTool = Tool.define<typeof writeParameters, TodoMetadata>('todowrite', (initCtx) => {
-  const store = storeFor(initCtx);
-  return {
-    description: "Replace this session's todo list (id, content, status, priority per item) and return it.",
-    parameters: writeParameters,
-    async execute(args, ctx) {
-      const todos = validateTodos(args.todos);
-      store.set(sessionOf(ctx), todos);
-      return render(todos);
-    },
-  };
-});
+export const TodoWriteTool = Tool.define<typeof writeParameters, TodoMetadata>(
+  {
+    id: 'todowrite',
+    permissions: { required: ['read'] },
+    descriptionPath: descriptionBeside(import.meta.url, 'todowrite'),
+    danger: 'safe',
+  },
+  (initCtx) => {
+    const store = storeFor(initCtx);
+    return {
+      description: "Replace this session's todo list (id, content, status, priority per item) and return it.",
+      parameters: writeParameters,
+      async execute(args, ctx) {
+        const todos = validateTodos(args.todos);
+        store.set(sessionOf(ctx), todos);
+        return render(todos);
+      },
+    };
+  },
+);
 
-export const TodoReadTool = Tool.define<typeof readParameters, TodoMetadata>('todoread', (initCtx) => {
-  const store = storeFor(initCtx);
-  return {
-    description: "Show this session's todo list.",
-    parameters: readParameters,
-    async execute(_args, ctx) {
-      return render(store.get(sessionOf(ctx)));
-    },
-  };
-});
+export const TodoReadTool = Tool.define<typeof readParameters, TodoMetadata>(
+  {
+    id: 'todoread',
+    permissions: { required: ['read'] },
+    descriptionPath: descriptionBeside(import.meta.url, 'todoread'),
+    danger: 'safe',
+  },
+  (initCtx) => {
+    const store = storeFor(initCtx);
+    return {
+      description: "Show this session's todo list.",
+      parameters: readParameters,
+      async execute(_args, ctx) {
+        return render(store.get(sessionOf(ctx)));
+      },
+    };
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 

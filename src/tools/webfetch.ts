@@ -11,6 +11,7 @@ import { z } from 'zod';
 import sanitizeHtml from 'sanitize-html';
 import TurndownService from 'turndown';
 import { Tool } from '../tool.js';
+import { descriptionBeside } from '../description.js';
 import { BlockedAddressError, guardedGet, policyFromInitContext, type CompiledPolicy } from '../net/ssrf.js';
 
 /** Largest body accepted, checked on Content-Length and on the (decompressed) bytes read. */
@@ -116,22 +117,31 @@ export interface WebfetchMetadata extends Tool.Metadata {
   redirects: string[];
 }
 
-export const WebfetchTool = Tool.define('webfetch', async (initCtx) => {
-  const policy = policyFromInitContext(initCtx);
-  return {
-    description: 'Fetch a public http(s) URL and return it as markdown (default), text or html; images as attachments.',
-    parameters,
-    // webfetch keeps its own deadline (the `timeout` argument); the registry's limit is only a backstop.
-    timeout: { managed: true, maxMs: (MAX_TIMEOUT_SECONDS + 5) * 1000 },
-    annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true, title: 'Fetch a web page' },
-    async execute(args: z.infer<typeof parameters>, ctx: Tool.Context) {
-      const format: Format = args.format ?? 'markdown';
-      const timeoutSeconds = checkTimeout(args.timeout);
-      const start = parseUrl(args.url);
-      return fetchAndConvert(start, format, timeoutSeconds, policy, ctx);
-    },
-  };
-});
+export const WebfetchTool = Tool.define(
+  {
+    id: 'webfetch',
+    permissions: { required: ['network'] },
+    descriptionPath: descriptionBeside(import.meta.url, 'webfetch'),
+    danger: 'moderate',
+  },
+  async (initCtx) => {
+    const policy = policyFromInitContext(initCtx);
+    return {
+      description:
+        'Fetch a public http(s) URL and return it as markdown (default), text or html; images as attachments.',
+      parameters,
+      // webfetch keeps its own deadline (the `timeout` argument); the registry's limit is only a backstop.
+      timeout: { managed: true, maxMs: (MAX_TIMEOUT_SECONDS + 5) * 1000 },
+      annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true, title: 'Fetch a web page' },
+      async execute(args: z.infer<typeof parameters>, ctx: Tool.Context) {
+        const format: Format = args.format ?? 'markdown';
+        const timeoutSeconds = checkTimeout(args.timeout);
+        const start = parseUrl(args.url);
+        return fetchAndConvert(start, format, timeoutSeconds, policy, ctx);
+      },
+    };
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 // Fetching

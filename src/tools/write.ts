@@ -6,6 +6,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
+import { descriptionBeside } from '../description.js';
 import { Workspace, atomicWriteFile, readTracker, withFileLock } from '../workspace.js';
 import { unifiedDiff } from './edit.js';
 
@@ -17,56 +18,64 @@ const parameters = z.object({
   content: z.string().describe('The complete new content of the file.'),
 });
 
-export const WriteTool = Tool.define('write', async (initCtx) => {
-  const ws = await Workspace.fromInitContext(initCtx);
-  return {
-    description: 'Create a file or replace its whole content (atomically); an existing file must be read first.',
-    parameters,
-    async execute(args: z.infer<typeof parameters>, ctx) {
-      const bytes = Buffer.byteLength(args.content);
-      if (bytes > MAX_WRITE_BYTES) {
-        throw new Error(
-          `content is ${bytes} bytes, above the ${MAX_WRITE_BYTES}-byte limit of one write. Split the file or generate it with a script.`,
-        );
-      }
-      const abs = await ws.resolve(args.filePath, 'write');
-      const shown = ws.display(abs);
-      return withFileLock(abs, async () => {
-        const stat = await fs.stat(abs).catch((err: NodeJS.ErrnoException) => {
-          if (err.code === 'ENOENT') return undefined;
-          throw err;
-        });
-        if (stat?.isDirectory()) throw new Error(`${shown} is a directory; give the path of a file inside it.`);
-        let before = '';
-        if (stat) {
-          await readTracker.assertFresh(ctx.sessionID, abs, shown);
-          before = await fs.readFile(abs, 'utf8');
-        } else {
-          await fs.mkdir(path.dirname(abs), { recursive: true });
+export const WriteTool = Tool.define(
+  {
+    id: 'write',
+    permissions: { required: ['write'] },
+    descriptionPath: descriptionBeside(import.meta.url, 'write'),
+    danger: 'moderate',
+  },
+  async (initCtx) => {
+    const ws = await Workspace.fromInitContext(initCtx);
+    return {
+      description: 'Create a file or replace its whole content (atomically); an existing file must be read first.',
+      parameters,
+      async execute(args: z.infer<typeof parameters>, ctx) {
+        const bytes = Buffer.byteLength(args.content);
+        if (bytes > MAX_WRITE_BYTES) {
+          throw new Error(
+            `content is ${bytes} bytes, above the ${MAX_WRITE_BYTES}-byte limit of one write. Split the file or generate it with a script.`,
+          );
         }
-        if (ctx.abort.aborted) throw new Error('write was aborted; nothing was written.');
-        const { created, stat: stamp } = await atomicWriteFile(abs, args.content, { signal: ctx.abort });
-        readTracker.record(ctx.sessionID, abs, stamp);
-        const d = unifiedDiff(shown, before, args.content);
-        const output = created
-          ? `Created ${shown} (${bytes} bytes, +${d.additions} lines).`
-          : before === args.content
-            ? `Wrote ${shown}: content unchanged.`
-            : `Wrote ${shown} (+${d.additions} -${d.deletions} lines).`;
-        return {
-          title: shown,
-          output,
-          metadata: {
-            path: shown,
-            created,
-            bytes,
-            additions: d.additions,
-            deletions: d.deletions,
-            diff: d.diff,
-            truncated: false,
-          },
-        };
-      });
-    },
-  };
-});
+        const abs = await ws.resolve(args.filePath, 'write');
+        const shown = ws.display(abs);
+        return withFileLock(abs, async () => {
+          const stat = await fs.stat(abs).catch((err: NodeJS.ErrnoException) => {
+            if (err.code === 'ENOENT') return undefined;
+            throw err;
+          });
+          if (stat?.isDirectory()) throw new Error(`${shown} is a directory; give the path of a file inside it.`);
+          let before = '';
+          if (stat) {
+            await readTracker.assertFresh(ctx.sessionID, abs, shown);
+            before = await fs.readFile(abs, 'utf8');
+          } else {
+            await fs.mkdir(path.dirname(abs), { recursive: true });
+          }
+          if (ctx.abort.aborted) throw new Error('write was aborted; nothing was written.');
+          const { created, stat: stamp } = await atomicWriteFile(abs, args.content, { signal: ctx.abort });
+          readTracker.record(ctx.sessionID, abs, stamp);
+          const d = unifiedDiff(shown, before, args.content);
+          const output = created
+            ? `Created ${shown} (${bytes} bytes, +${d.additions} lines).`
+            : before === args.content
+              ? `Wrote ${shown}: content unchanged.`
+              : `Wrote ${shown} (+${d.additions} -${d.deletions} lines).`;
+          return {
+            title: shown,
+            output,
+            metadata: {
+              path: shown,
+              created,
+              bytes,
+              additions: d.additions,
+              deletions: d.deletions,
+              diff: d.diff,
+              truncated: false,
+            },
+          };
+        });
+      },
+    };
+  },
+);
