@@ -255,7 +255,9 @@ describe('memory_list', () => {
 describe('memory permissions and presets', () => {
   it('the memory tag filters the memory tools; the read-only preset has no writers', async () => {
     const registry = registerBuiltinTools(createRegistry());
-    expect(registry.enabled(['memory'])).toEqual([...MEMORY_TOOLS]);
+    // Tools that require no permission (current_time) are enabled by every grant, the memory tag adds the memory tools.
+    const needNothing = registry.enabled([]);
+    expect(registry.enabled(['memory'])).toEqual([...needNothing, ...MEMORY_TOOLS]);
     expect(registry.enabled(['read', 'write'])).not.toContain('memory_read');
     const readOnly = await registry.tools({ ids: [...MEMORY_READ_ONLY_TOOLS], initCtx: { workspaceRoot: dir } });
     expect(readOnly.map((t) => t.name)).toEqual(['memory_list', 'memory_read']);
