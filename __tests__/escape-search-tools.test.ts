@@ -10,7 +10,7 @@ import { setupAttackPaths, type AttackFixture } from './attack-paths.js';
 import { ListTool } from '../src/tools/list.js';
 import { GlobTool } from '../src/tools/glob.js';
 import { GrepTool } from '../src/tools/grep.js';
-import { findExecutable } from '../src/tools/grep-rg.js';
+import { findExecutable } from '../src/files.js';
 import { tempDir, makeCtx } from './helpers.js';
 
 const RG = await findExecutable('rg');

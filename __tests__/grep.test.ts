@@ -3,7 +3,7 @@ import { mkdir, writeFile, utimes, symlink, chmod, readFile } from 'node:fs/prom
 import path from 'node:path';
 import { GrepTool, MAX_MATCHES } from '../src/tools/grep.js';
 import { MAX_LINE_LENGTH, GREP_LINE_CUT_MARKER } from '../src/tools/grep-results.js';
-import { findExecutable } from '../src/tools/grep-rg.js';
+import { findExecutable } from '../src/files.js';
 import { compilePattern } from '../src/tools/grep-pattern.js';
 import { tempDir, makeCtx } from './helpers.js';
 

@@ -299,7 +299,7 @@ describe('read: binary, attachments, directories, missing files', () => {
     await writeFile(path.join(dir, 'edge.png'), Buffer.alloc(MAX_ATTACHMENT_BYTES));
     expect((await run({ filePath: 'edge.png' })).attachments).toHaveLength(1);
     await writeFile(path.join(dir, 'big.png'), Buffer.alloc(MAX_ATTACHMENT_BYTES + 1));
-    await expect(run({ filePath: 'big.png' })).rejects.toThrow(/above the 5\.0 MB limit/);
+    await expect(run({ filePath: 'big.png' })).rejects.toThrow(/above the 5 MB limit/);
   });
 
   it('lists a directory, directories first', async () => {

@@ -7,6 +7,8 @@ import path from 'node:path';
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Tool } from './tool.js';
+import { throwIfAborted } from './abort.js';
+import { statIfExists } from './files.js';
 
 /** Thrown when a path resolves outside every allowed root. */
 export class PathOutsideWorkspaceError extends Error {
@@ -329,10 +331,7 @@ export async function atomicWriteFile(
   options: AtomicWriteOptions = {},
 ): Promise<AtomicWriteResult> {
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-  const existing = await fs.stat(target).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return undefined;
-    throw err;
-  });
+  const existing = await statIfExists(target);
   if (existing?.isDirectory()) throw new Error(`${target} is a directory; give the path of a file inside it.`);
   const dir = path.dirname(target);
   const tmp = path.join(dir, `.${path.basename(target).slice(0, 100)}.${randomBytes(6).toString('hex')}.tmp`);
@@ -353,7 +352,7 @@ export async function atomicWriteFile(
     } finally {
       await handle.close();
     }
-    throwIfAborted(options.signal);
+    throwIfAborted(options.signal, 'The write was aborted before it was committed; the file is unchanged.');
     if (existing) {
       await fs.rename(tmp, target);
     } else {
@@ -383,10 +382,6 @@ export async function atomicWriteFile(
   }
   await syncDir(dir);
   return { created: !existing, stat: stamp };
-}
-
-function throwIfAborted(signal?: AbortSignal): void {
-  if (signal?.aborted) throw new Error('The write was aborted before it was committed; the file is unchanged.');
 }
 
 async function syncDir(dir: string): Promise<void> {

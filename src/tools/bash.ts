@@ -4,21 +4,15 @@
  * head and a tail, with the full text kept in a file.
  */
 import { spawn } from 'node:child_process';
-import {
-  constants as fsConstants,
-  createWriteStream,
-  mkdirSync,
-  promises as fs,
-  readdirSync,
-  readFileSync,
-  type WriteStream,
-} from 'node:fs';
+import { createWriteStream, mkdirSync, promises as fs, readdirSync, readFileSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
+import { Throttle } from '../progress.js';
+import { findExecutable } from '../files.js';
 import { descriptionBeside } from '../description.js';
 import { Workspace, toolOutputDir } from '../workspace.js';
 import { classifyCommand, type DangerLevel } from './bash-danger.js';
@@ -31,8 +25,6 @@ export const MAX_TIMEOUT_MS = 600_000;
 export const MAX_OUTPUT_CHARS = 30_000;
 /** After SIGTERM to the process group, how long before SIGKILL, in ms. */
 export const KILL_GRACE_MS = 200;
-/** Minimum time between two progress reports, in ms. */
-export const PROGRESS_INTERVAL_MS = 200;
 /** How much of the latest output each progress report carries, in characters. */
 export const PROGRESS_TAIL_CHARS = 2_000;
 /**
@@ -195,17 +187,7 @@ async function resolveWorkdir(ws: Workspace, workdir: string | undefined): Promi
 
 /** bash when it is installed, else sh (looked up once per tool init). */
 async function findShell(): Promise<string> {
-  const dirs = (process.env.PATH ?? '').split(path.delimiter).filter(Boolean);
-  for (const dir of [...dirs, '/bin', '/usr/bin']) {
-    const candidate = path.join(dir, 'bash');
-    try {
-      await fs.access(candidate, fsConstants.X_OK);
-      return candidate;
-    } catch {
-      // try the next one
-    }
-  }
-  return '/bin/sh';
+  return (await findExecutable('bash', ['/bin', '/usr/bin'])) ?? '/bin/sh';
 }
 
 interface RunOptions {
@@ -250,19 +232,12 @@ async function runCommand(opts: RunOptions): Promise<RunResult> {
   const decoders = streams.map(() => new StringDecoder('utf8'));
 
   // Progress: at most one report per interval, carrying the latest output.
-  let lastProgress = 0;
-  let progressTimer: NodeJS.Timeout | undefined;
-  const progress = () => {
-    progressTimer = undefined;
-    lastProgress = Date.now();
-    opts.onProgress(out.recent(PROGRESS_TAIL_CHARS), out.totalChars);
-  };
+  const progress = new Throttle(() => opts.onProgress(out.recent(PROGRESS_TAIL_CHARS), out.totalChars));
   let lastData = Date.now();
   const onData = (i: number) => (chunk: Buffer) => {
     lastData = Date.now();
     out.push(decoders[i].write(chunk), streams, chunk);
-    if (!progressTimer)
-      progressTimer = setTimeout(progress, Math.max(0, lastProgress + PROGRESS_INTERVAL_MS - Date.now()));
+    progress.soon();
   };
   const ended = streams.map(
     (s) =>
@@ -321,7 +296,7 @@ async function runCommand(opts: RunOptions): Promise<RunResult> {
     if (!pipesClosed) s.destroy();
   }
   for (let i = 0; i < streams.length; i++) out.push(decoders[i].end(), streams);
-  if (progressTimer) clearTimeout(progressTimer);
+  progress.cancel();
 
   const final = await out.finish();
   return {

@@ -10,6 +10,7 @@ import { structuredPatch, formatPatch } from 'diff';
 import { Tool } from '../tool.js';
 import { descriptionBeside } from '../description.js';
 import { Workspace, atomicWriteFile, readTracker, withFileLock } from '../workspace.js';
+import { statIfExists } from '../files.js';
 import { findMatches, closestCandidate, rangeLines, AmbiguousBlockError, type MatchRange } from './edit-match.js';
 
 /** Lines of context around each change in the unified diff. */
@@ -59,10 +60,7 @@ export const EditTool = Tool.define(
         const shown = ws.display(abs);
         return withFileLock(abs, async () => {
           if (ctx.abort.aborted) throw new Error('edit was aborted before it started; the file is unchanged.');
-          const stat = await fs.stat(abs).catch((err: NodeJS.ErrnoException) => {
-            if (err.code === 'ENOENT') return undefined;
-            throw err;
-          });
+          const stat = await statIfExists(abs);
           if (!stat) {
             if (args.oldString !== '') {
               throw new Error(

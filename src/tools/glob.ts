@@ -15,13 +15,12 @@ import {
   IgnoreTree,
   MtimeCache,
   isIgnoreFileName,
-  PROGRESS_INTERVAL_MS,
   VCS_DIRS,
   compareNewestFirst,
   rootContaining,
-  throttle,
-  throwIfAborted,
 } from './search-common.js';
+import { PROGRESS_INTERVAL_MS, throttle } from '../progress.js';
+import { abortedMessage, throwIfAborted } from '../abort.js';
 
 /** Paths returned at most; the newest are kept. */
 export const MAX_GLOB_RESULTS = 100;
@@ -109,7 +108,7 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>(
               fs: { readdir } as unknown as fg.Options['fs'],
             });
           } catch (err) {
-            throwIfAborted(ctx.abort, 'glob');
+            throwIfAborted(ctx.abort, abortedMessage('glob'));
             throw new Error(
               `glob could not search with pattern ${JSON.stringify(args.pattern)}: ${(err as Error).message}. Check the pattern and call glob again.`,
             );
@@ -122,7 +121,7 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>(
             if (abs.startsWith(prefix) && guard.inside(abs)) found.push({ path: abs, mtime: mtimes.get(abs) });
           }
         }
-        throwIfAborted(ctx.abort, 'glob');
+        throwIfAborted(ctx.abort, abortedMessage('glob'));
 
         const sorted = found.sort(compareNewestFirst);
         const shown = sorted.slice(0, MAX_GLOB_RESULTS).map((f) => ws.display(f.path));

@@ -3,11 +3,12 @@
  * Output shaping is grep-results.ts'; the pattern dialect is grep-pattern.ts'.
  */
 import { spawn } from 'node:child_process';
-import { promises as fs, constants as fsConstants } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { IgnoreTree, VCS_DIRS } from './search-common.js';
+import { abortedMessage } from '../abort.js';
 import { RG_MAX_COLUMNS, type FileAccumulator, type SearchOptions } from './grep-results.js';
 
 /** What ripgrep prints instead of a line longer than RG_MAX_COLUMNS. */
@@ -94,8 +95,7 @@ function runRg(rg: string, args: string[], o: SearchOptions): Promise<void> {
     child.on('close', (code) => {
       o.ctx.abort.removeEventListener('abort', onAbort);
       reader.end();
-      if (o.ctx.abort.aborted)
-        return reject(new Error('grep was aborted before it finished. Run it again if you still need the result.'));
+      if (o.ctx.abort.aborted) return reject(new Error(abortedMessage('grep')));
       if (code === 0 || code === 1 || (code === 2 && reader.sawOutput)) return resolve();
       reject(
         new Error(
@@ -200,19 +200,4 @@ class RgOutputReader {
     }
     return ok;
   }
-}
-
-/** Full path of an executable `name` on PATH, or undefined. */
-export async function findExecutable(name: string): Promise<string | undefined> {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    const candidate = path.join(dir, name);
-    try {
-      await fs.access(candidate, fsConstants.X_OK);
-      if ((await fs.stat(candidate)).isFile()) return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }

@@ -8,10 +8,13 @@ import { z } from 'zod';
 import { Tool } from '../tool.js';
 import { descriptionBeside } from '../description.js';
 import { Workspace } from '../workspace.js';
-import { IncludeMatcher, PROGRESS_INTERVAL_MS, rootContaining, throttle, throwIfAborted } from './search-common.js';
+import { IncludeMatcher, rootContaining } from './search-common.js';
+import { PROGRESS_INTERVAL_MS, throttle } from '../progress.js';
+import { abortedMessage, throwIfAborted } from '../abort.js';
+import { findExecutable, statIfExists } from '../files.js';
 import { compilePattern } from './grep-pattern.js';
 import { Collector, render, type GrepBackend, type GrepMetadata, type SearchOptions } from './grep-results.js';
-import { findExecutable, searchWithRg } from './grep-rg.js';
+import { searchWithRg } from './grep-rg.js';
 import { JS_BLOCK_BYTES, searchWithJs } from './grep-js.js';
 
 declare module '../tool.js' {
@@ -116,7 +119,7 @@ export const GrepTool = Tool.define<typeof parameters, GrepMetadata>(
         const isFile = stat.isFile();
         if (!isFile && !stat.isDirectory())
           throw new Error(`${ws.display(target)} is neither a file nor a directory; give grep a file or directory.`);
-        throwIfAborted(ctx.abort, 'grep');
+        throwIfAborted(ctx.abort, abortedMessage('grep'));
         if (isFile && (await containsNul(target))) {
           throw new Error(
             `${ws.display(target)} is a binary file (it contains NUL bytes); grep skips binary files. Use read to inspect it.`,
@@ -152,7 +155,7 @@ export const GrepTool = Tool.define<typeof parameters, GrepMetadata>(
         };
         if (backend === 'rg') await searchWithRg(rgPath as string, opts);
         else await searchWithJs(opts);
-        throwIfAborted(ctx.abort, 'grep');
+        throwIfAborted(ctx.abort, abortedMessage('grep'));
         return render(collector, ws, args.pattern, target, backend);
       },
     };

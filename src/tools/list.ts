@@ -9,7 +9,8 @@ import { z } from 'zod';
 import { Tool } from '../tool.js';
 import { descriptionBeside } from '../description.js';
 import { Workspace } from '../workspace.js';
-import { IgnoreTree, makeIgnore, rootContaining, throwIfAborted } from './search-common.js';
+import { IgnoreTree, makeIgnore, rootContaining } from './search-common.js';
+import { abortedMessage, throwIfAborted } from '../abort.js';
 
 declare module '../tool.js' {
   namespace Tool {
@@ -127,7 +128,7 @@ export const ListTool = Tool.define<typeof parameters, ListMetadata>(
         let truncated = false;
         // Breadth-first, so a huge first subdirectory cannot hide the rest of the top level.
         while (queue.length && !truncated) {
-          throwIfAborted(ctx.abort, 'list');
+          throwIfAborted(ctx.abort, abortedMessage('list'));
           const node = queue.shift() as Node;
           const entries = await readEntries(node.abs, root, tree, extra);
           node.children = [];

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { Tool } from '../tool.js';
 import { descriptionBeside } from '../description.js';
 import { atomicWriteFile, withFileLock, type Workspace } from '../workspace.js';
+import { statIfExists } from '../files.js';
 import {
   MAX_MEMORY_FILE_BYTES,
   MAX_MEMORY_LIST_ENTRIES,
@@ -350,10 +351,7 @@ async function readNote(abs: string, shown: string, forDisplay: boolean): Promis
 }
 
 async function readNoteIfExists(abs: string, shown: string, forDisplay = false): Promise<string | undefined> {
-  const stat = await fs.stat(abs).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return undefined;
-    throw err;
-  });
+  const stat = await statIfExists(abs);
   if (!stat) return undefined;
   if (stat.isDirectory()) {
     throw new Error(`${shown} is a directory in the memory directory, not a note. Give the path of a .md file.`);

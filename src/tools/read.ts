@@ -8,8 +8,10 @@ import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
+import { formatBytes } from '../format.js';
 import { descriptionBeside } from '../description.js';
 import { Workspace, readTracker, stampOf } from '../workspace.js';
+import { statIfExists } from '../files.js';
 import { levenshteinRatio } from '../similarity.js';
 import { LineCounts, countNewlinesBefore, findTailStart } from './read-tail.js';
 
@@ -144,10 +146,7 @@ export const ReadTool = Tool.define(
         }
         const abs = await ws.resolve(args.filePath, 'read');
         const shown = ws.display(abs);
-        const stat = await fs.stat(abs).catch((err: NodeJS.ErrnoException) => {
-          if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return undefined;
-          throw err;
-        });
+        const stat = await statIfExists(abs);
         if (!stat) throw new Error(await missingFileMessage(abs, shown, ws));
         if (stat.isDirectory()) return listDirectory(abs, shown, offset, limit);
         if (!stat.isFile())
@@ -435,10 +434,4 @@ function similarity(a: string, b: string): number {
   const stemB = b.replace(/\.[^.]*$/, '');
   if (stemA && stemB && (stemA === stemB || b.includes(stemA) || a.includes(stemB))) return 0.9;
   return levenshteinRatio(a, b, 100);
-}
-
-function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
-  return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }

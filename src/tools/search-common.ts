@@ -12,7 +12,7 @@ import type {} from '../tool.js';
 declare module '../tool.js' {
   namespace Tool {
     interface InitContext {
-      /** grep and glob: minimum time between progress reports (ms); default PROGRESS_INTERVAL_MS. */
+      /** grep and glob: minimum time between progress reports (ms); default PROGRESS_INTERVAL_MS (src/progress.ts). */
       progressIntervalMs?: number;
     }
   }
@@ -33,9 +33,6 @@ export const VCS_DIRS: ReadonlySet<string> = new Set(['.git', '.hg', '.svn', '.j
 
 /** Most alternatives one brace expression may expand to (`{a,b}{c,d}` counts 4). */
 export const MAX_BRACE_EXPANSIONS = 256;
-
-/** Minimum time between two progress reports of a long search. */
-export const PROGRESS_INTERVAL_MS = 250;
 
 /** A compiled ignore file set of one directory. */
 interface DirRules {
@@ -321,21 +318,4 @@ export class MtimeCache {
 export function compareNewestFirst(a: { mtime: number; path: string }, b: { mtime: number; path: string }): number {
   if (a.mtime !== b.mtime) return b.mtime - a.mtime;
   return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
-}
-
-/** Calls `report` at most once per `intervalMs` (the first call always goes through). */
-export function throttle(intervalMs: number, report: () => void): () => void {
-  let last = -Infinity;
-  return () => {
-    const now = Date.now();
-    if (now - last < intervalMs) return;
-    last = now;
-    report();
-  };
-}
-
-/** Throws the standard abort error when `signal` has fired. */
-export function throwIfAborted(signal: AbortSignal, what: string): void {
-  if (signal.aborted)
-    throw new Error(`${what} was aborted before it finished. Run it again if you still need the result.`);
 }

@@ -11,6 +11,8 @@ import { z } from 'zod';
 import sanitizeHtml from 'sanitize-html';
 import TurndownService from 'turndown';
 import { Tool } from '../tool.js';
+import { formatBytes } from '../format.js';
+import { PROGRESS_INTERVAL_MS, Throttle } from '../progress.js';
 import { descriptionBeside } from '../description.js';
 import { BlockedAddressError, guardedGet, policyFromInitContext, type CompiledPolicy } from '../net/ssrf.js';
 
@@ -26,10 +28,8 @@ export const MAX_REDIRECTS = 5;
 export const ERROR_BODY_BYTES = 8 * 1024;
 /** Characters of an error response quoted in the error message. */
 export const ERROR_SNIPPET_CHARS = 300;
-/** Progress is reported after this many new bytes, or PROGRESS_INTERVAL_MS, whichever comes first. */
+/** Progress is reported after this many new bytes, or PROGRESS_INTERVAL_MS (src/progress.ts), whichever comes first. */
 export const PROGRESS_EVERY_BYTES = 256 * 1024;
-/** See PROGRESS_EVERY_BYTES. */
-export const PROGRESS_INTERVAL_MS = 250;
 /** Image types returned as attachments (what vision models accept). */
 export const IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 /** Non-`text/*` types returned as text. Types ending in `+json` or `+xml` count too. */
@@ -200,13 +200,23 @@ async function fetchAndConvert(
       );
     }
     progress.phase = 'reading the body';
-    let lastReport = { bytes: 0, at: Date.now() };
+    let read = 0;
+    let reported = 0;
+    const report = new Throttle(
+      () => {
+        reported = read;
+        ctx.metadata({
+          title: `Fetching ${url.href} (${formatBytes(read)})`,
+          metadata: { url: url.href, bytes: read },
+        });
+      },
+      PROGRESS_INTERVAL_MS,
+      Date.now(),
+    );
     const body = await readBody(res, MAX_RESPONSE_BYTES, controller.signal, progress, 'throw', (bytes) => {
-      const now = Date.now();
-      if (bytes - lastReport.bytes >= PROGRESS_EVERY_BYTES || now - lastReport.at >= PROGRESS_INTERVAL_MS) {
-        lastReport = { bytes, at: now };
-        ctx.metadata({ title: `Fetching ${url.href} (${formatBytes(bytes)})`, metadata: { url: url.href, bytes } });
-      }
+      read = bytes;
+      if (bytes - reported >= PROGRESS_EVERY_BYTES) report.now();
+      else report.maybe();
     });
     ctx.metadata({
       title: `Fetched ${url.href} (${formatBytes(body.length)})`,
@@ -692,10 +702,4 @@ function networkError(err: unknown, url: URL, progress: Progress): string {
             ? `the TLS certificate of ${url.host} was not accepted (${e.message})`
             : `${e?.message ?? String(err)}${code ? ` (${code})` : ''}`;
   return `webfetch of ${url.href} failed: ${what}. Try again, or try another URL.`;
-}
-
-function formatBytes(n: number): string {
-  if (n >= 1024 * 1024) return `${(n / (1024 * 1024)).toFixed(n % (1024 * 1024) === 0 ? 0 : 1)} MB`;
-  if (n >= 1024) return `${(n / 1024).toFixed(n % 1024 === 0 ? 0 : 1)} KB`;
-  return `${n} bytes`;
 }

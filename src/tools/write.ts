@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { Tool } from '../tool.js';
 import { descriptionBeside } from '../description.js';
 import { Workspace, atomicWriteFile, readTracker, withFileLock } from '../workspace.js';
+import { statIfExists } from '../files.js';
 import { unifiedDiff } from './edit.js';
 
 /** Largest content accepted in one write (UTF-8 bytes). */
@@ -40,10 +41,7 @@ export const WriteTool = Tool.define(
         const abs = await ws.resolve(args.filePath, 'write');
         const shown = ws.display(abs);
         return withFileLock(abs, async () => {
-          const stat = await fs.stat(abs).catch((err: NodeJS.ErrnoException) => {
-            if (err.code === 'ENOENT') return undefined;
-            throw err;
-          });
+          const stat = await statIfExists(abs);
           if (stat?.isDirectory()) throw new Error(`${shown} is a directory; give the path of a file inside it.`);
           let before = '';
           if (stat) {
