@@ -107,9 +107,13 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** How long (ms) the CLI waits, after its command finished, for pending work (an aborted tool's cleanup) before exiting anyway. */
+const EXIT_GRACE_MS = 1_000;
+
 if (await isEntryPoint(import.meta.url)) {
   const code = await main(process.argv.slice(2));
-  // Let stdout drain, then exit even if a tool left a handle open.
+  // Exit as soon as pending work settles (stdout drained, an aborted tool's cleanup done), and at
+  // most EXIT_GRACE_MS later even if a tool left a handle open.
   process.exitCode = code;
-  setImmediate(() => process.exit(code));
+  setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
 }
