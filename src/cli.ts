@@ -21,7 +21,7 @@ const HELP = `toolbelt ${VERSION} - agent-toolbelt's tools from the command line
 Usage:
   toolbelt list [--permissions LIST] [--json]
   toolbelt run <tool> ['<json args>'] [--workspace DIR] [--session ID] [--timeout MS] [--json]
-  toolbelt mcp [--http PORT] [--host HOST] [--permissions LIST] [--workspace DIR]
+  toolbelt mcp [--http PORT [--host HOST] [--token T] [--allow-origin O] [--stateless]] [--permissions LIST]
   toolbelt agent "<task>" --model provider:model [--permissions LIST] [--workspace DIR]
 
 Commands:
@@ -29,7 +29,10 @@ Commands:
   run     Run one tool. Progress goes to stderr as it happens, the output to stdout.
           Exit code 1 when the tool fails. --session ID shares read-before-edit state across runs.
   mcp     Serve the tools as an MCP server over stdio (default) or Streamable HTTP (--http PORT,
-          0 picks a free port; binds 127.0.0.1 unless --host is given).
+          0 picks a free port; binds 127.0.0.1 unless --host is given). HTTP requests need
+          "Authorization: Bearer T" when --token T (or $TOOLBELT_MCP_TOKEN) is set, which any
+          non-loopback --host requires; browser Origins other than the server's own get 403
+          unless --allow-origin lists them (repeatable); --stateless serves without sessions.
   agent   Run a LangChain agent (createAgent) with the tools on a task. --model defaults to
           $TOOLBELT_MODEL; the provider's package (e.g. @langchain/openai) and key must be present.
 

@@ -149,6 +149,11 @@ export namespace Tool {
     outputSchema?: z.ZodType;
     /** An output JSON Schema to serve as is (tools imported from MCP servers). */
     outputJsonSchema?: Record<string, unknown>;
+    /**
+     * Why this tool cannot run under its init context (task without sub-agents), as a sentence
+     * saying what to configure. MCP servers do not list such a tool and answer calls with this.
+     */
+    unavailable?: string;
   }
 
   /** A definition bound to its id, ready to run. */

@@ -4,9 +4,17 @@
  */
 import { UsageError, type Command, type Setup, type Values } from './command.js';
 
+/** The environment variable `toolbelt mcp --http` reads the bearer token from when --token is not given. */
+export const MCP_TOKEN_ENV = 'TOOLBELT_MCP_TOKEN';
+
+const HTTP_ONLY = ['host', 'token', 'allow-origin', 'stateless'] as const;
+
 async function mcp({ registry, initCtx, grant }: Setup, values: Values): Promise<number> {
   const { serveMcp } = await import('../mcp/server.js');
   if (values.http === undefined) {
+    for (const flag of HTTP_ONLY) {
+      if (values[flag] !== undefined) throw new UsageError(`--${flag} applies to HTTP only: add --http PORT.`);
+    }
     const serving = await serveMcp(registry, { transport: 'stdio', permissions: grant, initCtx });
     const stop = () => void serving.close();
     process.once('SIGINT', stop);
@@ -21,9 +29,27 @@ async function mcp({ registry, initCtx, grant }: Setup, values: Values): Promise
       `--http needs a port number 0-65535 (0 picks a free one), got ${JSON.stringify(values.http)}.`,
     );
   const host = values.host === undefined ? undefined : String(values.host);
-  const serving = await serveMcp(registry, { transport: 'http', port, host, permissions: grant, initCtx });
+  const token = (values.token as string | undefined) ?? (process.env[MCP_TOKEN_ENV] || undefined);
+  const stateless = values.stateless === true;
+  let serving;
+  try {
+    serving = await serveMcp(registry, {
+      transport: 'http',
+      port,
+      host,
+      token,
+      allowedOrigins: values['allow-origin'] as string[] | undefined,
+      stateless,
+      permissions: grant,
+      initCtx,
+    });
+  } catch (err) {
+    // A missing or short token is a usage mistake, not a crash.
+    if (/token/.test((err as Error).message)) throw new UsageError((err as Error).message);
+    throw err;
+  }
   process.stderr.write(
-    `toolbelt: serving ${registry.enabled(grant).length} tools over MCP Streamable HTTP at ${serving.url}\n`,
+    `toolbelt: serving ${registry.enabled(grant).length} tools over MCP Streamable HTTP${stateless ? ' (stateless)' : ''} at ${serving.url}${token ? ' (bearer token required)' : ''}\n`,
   );
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
@@ -34,8 +60,15 @@ async function mcp({ registry, initCtx, grant }: Setup, values: Values): Promise
 }
 
 export const mcpCommand: Command = {
-  options: { http: { type: 'string' }, host: { type: 'string' } },
+  options: {
+    http: { type: 'string' },
+    host: { type: 'string' },
+    token: { type: 'string' },
+    'allow-origin': { type: 'string', multiple: true },
+    stateless: { type: 'boolean' },
+  },
   positionals: [0, 0],
-  usage: 'toolbelt mcp [--http PORT] [--permissions LIST]',
+  usage:
+    'toolbelt mcp [--http PORT [--host HOST] [--token T] [--allow-origin ORIGIN] [--stateless]] [--permissions LIST]',
   run: (setup, values) => mcp(setup, values),
 };

@@ -5,12 +5,9 @@
  * so read-then-edit works across calls.
  */
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Readable, Writable } from 'node:stream';
 import type { Tool } from '../tool.js';
@@ -21,8 +18,6 @@ import type { ToolRegistryImpl } from '../registry.js';
 export const DEFAULT_MCP_HOST = '127.0.0.1';
 /** The path the Streamable HTTP endpoint answers on. */
 export const MCP_HTTP_PATH = '/mcp';
-/** Open HTTP sessions one server keeps at most; the oldest is closed beyond this. */
-export const MAX_MCP_HTTP_SESSIONS = 100;
 
 /** Options of `createMcpServer` (one connection). */
 export interface McpServerOptions {
@@ -46,8 +41,24 @@ export interface ServeMcpOptions extends Omit<McpServerOptions, 'sessionID'> {
   transport: 'stdio' | 'http';
   /** HTTP port; 0 (default) picks a free one. */
   port?: number;
-  /** HTTP host (default 127.0.0.1). Binding elsewhere exposes the tools to the network: add authentication in front. */
+  /** HTTP host (default 127.0.0.1). Any other than a loopback address requires `token`. */
   host?: string;
+  /**
+   * HTTP: the bearer token every request must carry (`Authorization: Bearer <token>`; 401
+   * without). Required when `host` is not a loopback address.
+   */
+  token?: string;
+  /**
+   * HTTP: browser origins allowed besides the server's own loopback origins. A request with any
+   * other `Origin` header gets 403 (requests without one, from non-browser clients, pass).
+   */
+  allowedOrigins?: string[];
+  /**
+   * HTTP: no sessions (the SDK's stateless Streamable HTTP mode): every request is served on its
+   * own, so replicas can sit behind any load balancer. Tools that keep session state (the read
+   * tracker behind read-before-edit, todo lists) then see a new session on every call.
+   */
+  stateless?: boolean;
   /** stdio streams (default process.stdin / process.stdout). */
   stdin?: Readable;
   stdout?: Writable;
@@ -94,14 +105,24 @@ export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOp
   );
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const tools = await Promise.all(
+    const listed = await Promise.all(
       served().map(async (id) => {
         const tool = await registry.initialized(id, initCtx);
+        // A tool that cannot run under this init context (task without sub-agents) is not offered.
+        if (tool.unavailable) return undefined;
         const annotations = annotationsFor(registry.permissions(id) ?? { required: [] }, tool.annotations);
-        return { name: id, description: tool.description, inputSchema: inputSchemaOf(tool), annotations };
+        const outputSchema = outputSchemaOf(tool);
+        return {
+          name: id,
+          ...(tool.title !== undefined ? { title: tool.title } : {}),
+          description: tool.description,
+          inputSchema: inputSchemaOf(tool),
+          ...(outputSchema ? { outputSchema } : {}),
+          annotations,
+        };
       }),
     );
-    return { tools };
+    return { tools: listed.filter((t) => t !== undefined) };
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
@@ -114,6 +135,8 @@ export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOp
         `Tool "${name}" ${why}. Known tools: ${known.join(', ') || '(none)'}. Call one of those instead.`,
       );
     }
+    const tool = await registry.initialized(name, initCtx).catch(() => undefined);
+    if (tool?.unavailable) return errorResult(tool.unavailable);
     const progressToken = extra._meta?.progressToken;
     let progress = 0;
     const final = await registry.execute(
@@ -149,13 +172,20 @@ export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOp
               },
       },
     );
-    if (!final.success) return errorResult(final.error ?? final.result.output);
-    const { title, metadata, attachments } = final.result;
+    // The output carries the whole message (the pipeline appends a bare metadata.error to it).
+    if (!final.success) return errorResult(final.result.output || final.error || `Tool "${name}" failed.`);
+    const { title, metadata, attachments, structuredContent } = final.result;
     const content: CallToolResult['content'] = [{ type: 'text', text: final.result.output }];
     if (attachments?.length) content.push(...attachments.map(toContent));
+    const structured = tool ? checkStructured(tool, structuredContent) : { value: structuredContent };
+    if ('error' in structured) return errorResult(structured.error);
     // The title and metadata ride along for clients that show them; models see only `content`.
     const hasMeta = Object.keys(metadata).length > 0;
-    return { content, _meta: hasMeta ? { title, metadata: jsonSafe(metadata) } : { title } };
+    return {
+      content,
+      ...(structured.value !== undefined ? { structuredContent: jsonSafe(structured.value) } : {}),
+      _meta: hasMeta ? { title, metadata: jsonSafe(metadata) } : { title },
+    };
   });
   return server;
 }
@@ -163,7 +193,7 @@ export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOp
 /** Serves `registry` over stdio or Streamable HTTP (127.0.0.1 by default). */
 export async function serveMcp(registry: ToolRegistryImpl, options: ServeMcpOptions): Promise<McpServing> {
   if (options.transport === 'stdio') return serveStdio(registry, options);
-  if (options.transport === 'http') return serveHttp(registry, options);
+  if (options.transport === 'http') return (await import('./http-server.js')).serveHttp(registry, options);
   throw new Error(
     `serveMcp: "transport" must be "stdio" or "http", got ${JSON.stringify((options as { transport?: unknown })?.transport)}.`,
   );
@@ -194,120 +224,57 @@ async function serveStdio(registry: ToolRegistryImpl, options: ServeMcpOptions):
   };
 }
 
-async function serveHttp(registry: ToolRegistryImpl, options: ServeMcpOptions): Promise<McpServing> {
-  const host = options.host ?? DEFAULT_MCP_HOST;
-  const port = options.port ?? 0;
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new Error(`serveMcp: "port" must be an integer 0-65535 (0 picks a free one), got ${port}.`);
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server }>();
-  let allowedHosts: string[] | undefined;
-
-  const httpServer = http.createServer((req, res) => {
-    void handle(req, res).catch((err) => {
-      if (!res.headersSent) jsonError(res, 500, `Internal error: ${(err as Error).message}`);
-      else res.end();
-    });
-  });
-
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname !== MCP_HTTP_PATH) return jsonError(res, 404, `Not found: the MCP endpoint is ${MCP_HTTP_PATH}.`);
-    const sessionHeader = req.headers['mcp-session-id'];
-    const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
-    if (sessionId) {
-      const s = sessions.get(sessionId);
-      if (!s)
-        return jsonError(
-          res,
-          404,
-          `Unknown or expired MCP session ${JSON.stringify(sessionId)}. Initialize a new session.`,
-        );
-      return s.transport.handleRequest(req, res);
-    }
-    if (req.method !== 'POST') return jsonError(res, 400, 'No mcp-session-id header: start with an initialize POST.');
-    // A new session: its transport and server live until the client deletes it or we close.
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      enableDnsRebindingProtection: !!allowedHosts,
-      allowedHosts,
-      onsessioninitialized: (id) => {
-        sessions.set(id, { transport, server });
-        while (sessions.size > MAX_MCP_HTTP_SESSIONS) {
-          const [oldest, s] = sessions.entries().next().value as [
-            string,
-            { transport: StreamableHTTPServerTransport; server: Server },
-          ];
-          sessions.delete(oldest);
-          void s.server.close().catch(() => undefined);
-        }
-      },
-    });
-    const server = createMcpServer(registry, { ...options, sessionID: `mcp-http-${randomUUID()}` });
-    transport.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
-    };
-    await server.connect(transport);
-    await transport.handleRequest(req, res);
-    if (!transport.sessionId) await server.close().catch(() => undefined); // it was not an initialize request
-  }
-
-  await new Promise<void>((resolve, reject) => {
-    httpServer.once('error', reject);
-    httpServer.listen(port, host, () => {
-      httpServer.off('error', reject);
-      resolve();
-    });
-  });
-  const addr = httpServer.address() as AddressInfo;
-  const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  // On loopback, refuse other Host headers: a web page cannot reach us through DNS rebinding.
-  if (isLoopback(addr.address)) {
-    allowedHosts = [`127.0.0.1:${addr.port}`, `localhost:${addr.port}`, `[::1]:${addr.port}`];
-  }
-  let resolveClosed!: () => void;
-  const closed = new Promise<void>((r) => (resolveClosed = r));
-  return {
-    transport: 'http',
-    url: `http://${shownHost}:${addr.port}${MCP_HTTP_PATH}`,
-    host: addr.address,
-    port: addr.port,
-    closed,
-    async close() {
-      const all = [...sessions.values()];
-      sessions.clear();
-      await Promise.all(all.map((s) => s.server.close().catch(() => undefined)));
-      await new Promise<void>((r) => {
-        httpServer.close(() => r());
-        httpServer.closeAllConnections();
-      });
-      resolveClosed();
-    },
-  };
-}
-
-function isLoopback(address: string): boolean {
-  return address === '127.0.0.1' || address === '::1' || address.startsWith('127.') || address === '::ffff:127.0.0.1';
-}
-
-function jsonError(res: http.ServerResponse, status: number, message: string): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
-}
-
-/** The JSON Schema clients see: the tool's own (imported tools) or its zod schema's, as an object schema. */
+/** The input JSON Schema clients see: an imported tool's own, as it was listed, or its zod schema's. */
 function inputSchemaOf(tool: Tool.Initialized): { type: 'object'; [k: string]: unknown } {
-  let schema: Record<string, unknown>;
-  if (tool.jsonSchema) schema = tool.jsonSchema;
-  else {
-    try {
-      schema = z.toJSONSchema(tool.parameters, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-    } catch {
-      schema = { type: 'object' };
-    }
+  return asObjectSchema(tool.jsonSchema ?? fromZod(tool.parameters, 'input') ?? { type: 'object' });
+}
+
+/** The output JSON Schema clients see: an imported tool's own, as it was listed, or its zod `outputSchema`'s. */
+function outputSchemaOf(tool: Tool.Initialized): { type: 'object'; [k: string]: unknown } | undefined {
+  const schema =
+    tool.outputJsonSchema ?? (tool.outputSchema && (fromZod(tool.outputSchema, 'output') ?? { type: 'object' }));
+  return schema && asObjectSchema(schema);
+}
+
+/** A zod schema as JSON Schema without the `$schema` key zod adds; undefined when it cannot be converted. */
+function fromZod(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> | undefined {
+  try {
+    const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<
+      string,
+      unknown
+    >;
+    void _drop;
+    return rest;
+  } catch {
+    return undefined;
   }
-  const { $schema: _drop, ...rest } = schema;
-  void _drop;
-  return { ...rest, type: 'object' };
+}
+
+function asObjectSchema(schema: Record<string, unknown>): { type: 'object'; [k: string]: unknown } {
+  return { ...schema, type: 'object' };
+}
+
+/**
+ * A tool with an output schema must return matching `structuredContent` (clients validate it
+ * against the listed schema); a zod `outputSchema` is checked here so the error names the field.
+ */
+function checkStructured(
+  tool: Tool.Initialized,
+  value: Record<string, unknown> | undefined,
+): { value: Record<string, unknown> | undefined } | { error: string } {
+  if (!tool.outputSchema && !tool.outputJsonSchema) return { value };
+  if (value === undefined) {
+    return {
+      error: `Tool "${tool.id}" declares an outputSchema but returned no structuredContent. This is a bug in the tool: return { structuredContent } with its result.`,
+    };
+  }
+  if (!tool.outputSchema) return { value };
+  const parsed = tool.outputSchema.safeParse(value);
+  if (parsed.success) return { value: parsed.data as Record<string, unknown> };
+  const issue = parsed.error.issues[0];
+  return {
+    error: `Tool "${tool.id}" returned structuredContent that does not match its outputSchema (at ${issue.path.join('.') || '(root)'}: ${issue.message}). This is a bug in the tool.`,
+  };
 }
 
 function errorResult(text: string): CallToolResult {

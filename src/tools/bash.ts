@@ -116,6 +116,8 @@ export const BashTool = Tool.define<typeof parameters, BashMetadata>(
       description:
         'Run a shell command in the workspace (own process group, timeout, output capped with the full text saved to a file).',
       timeout: { managed: true },
+      // A shell can do anything: change or delete files, and reach the network.
+      annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
       parameters,
       async execute(args, ctx) {
         const timeoutMs = validateTimeout(args.timeout);

@@ -73,6 +73,13 @@ export const TaskTool = Tool.define<typeof parameters>(
     return {
       description: `Run a sub-agent on a task and return its final answer. Available sub-agents:\n${listing}`,
       descriptionVariables: { subagents: listing },
+      ...(names.length
+        ? {}
+        : {
+            unavailable:
+              'The task tool has no sub-agents to run: none are configured. Configure them in initCtx.subagents ' +
+              '(a name -> { model, permissions } map, see docs/tools/task.md), or do the work with the other tools.',
+          }),
       parameters,
       // The sub-agent's own tool calls need the registry's slots; a waiting task must not hold one.
       concurrency: 'exempt',

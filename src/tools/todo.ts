@@ -104,6 +104,9 @@ export const TodoWriteTool = Tool.define<typeof writeParameters, TodoMetadata>(
     return {
       description: "Replace this session's todo list (id, content, status, priority per item) and return it.",
       parameters: writeParameters,
+      // It changes the session's list (so not read-only), replacing it whole (so idempotent), and
+      // touches nothing outside the session.
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       async execute(args, ctx) {
         const todos = validateTodos(args.todos);
         store.set(sessionOf(ctx), todos);
@@ -125,6 +128,7 @@ export const TodoReadTool = Tool.define<typeof readParameters, TodoMetadata>(
     return {
       description: "Show this session's todo list.",
       parameters: readParameters,
+      annotations: { readOnlyHint: true, openWorldHint: false },
       async execute(_args, ctx) {
         return render(store.get(sessionOf(ctx)));
       },

@@ -1,0 +1,188 @@
+/**
+ * Serving a registry over Streamable HTTP, with the MCP spec's security requirements: loopback by
+ * default, `Host` and `Origin` validation against DNS rebinding (403), and bearer-token auth (401)
+ * that is required off loopback. Stateful (one session per client, `Mcp-Session-Id`) or stateless.
+ */
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { ToolRegistryImpl } from '../registry.js';
+import { DEFAULT_MCP_HOST, MCP_HTTP_PATH, createMcpServer, type McpServing, type ServeMcpOptions } from './server.js';
+
+/** Open HTTP sessions one server keeps at most; the oldest is closed beyond this. */
+export const MAX_MCP_HTTP_SESSIONS = 100;
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  server: Server;
+}
+
+/** Serves `registry` over Streamable HTTP; see `ServeMcpOptions` for `host`, `token`, `allowedOrigins`, `stateless`. */
+export async function serveHttp(registry: ToolRegistryImpl, options: ServeMcpOptions): Promise<McpServing> {
+  const host = options.host ?? DEFAULT_MCP_HOST;
+  const port = options.port ?? 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`serveMcp: "port" must be an integer 0-65535 (0 picks a free one), got ${port}.`);
+  if (options.token !== undefined && (typeof options.token !== 'string' || options.token.length < 16)) {
+    throw new Error('serveMcp: "token" must be a string of at least 16 characters (e.g. `openssl rand -hex 32`).');
+  }
+  if (!isLoopback(host) && !options.token) {
+    throw new Error(
+      `serveMcp: binding to ${host} exposes every served tool to the network, so a token is required. ` +
+        'Pass token (toolbelt mcp --token, or the TOOLBELT_MCP_TOKEN environment variable), or bind to 127.0.0.1.',
+    );
+  }
+  const tokenDigest = options.token ? digest(options.token) : undefined;
+  const sessions = new Map<string, Session>();
+  /** Set once listening: the Host and Origin values a loopback server accepts. */
+  let own: { hosts: Set<string>; origins: Set<string> } | undefined;
+  const extraOrigins = new Set(options.allowedOrigins ?? []);
+
+  const httpServer = http.createServer((req, res) => {
+    void handle(req, res).catch((err) => {
+      if (!res.headersSent) jsonError(res, 500, `Internal error: ${(err as Error).message}`);
+      else res.end();
+    });
+  });
+
+  /** Why the request is refused (status and message), or undefined. */
+  function refusal(req: http.IncomingMessage): [number, string, Record<string, string>?] | undefined {
+    const hostHeader = req.headers.host ?? '';
+    // On loopback, a page reaching us through a rebound DNS name carries its own Host: refuse it.
+    if (own && !own.hosts.has(hostHeader.toLowerCase()))
+      return [403, `Host ${JSON.stringify(hostHeader)} is not allowed: this server answers only on loopback names.`];
+    const origin = req.headers.origin;
+    if (origin !== undefined && !own?.origins.has(origin) && !extraOrigins.has(origin)) {
+      return [
+        403,
+        `Origin ${JSON.stringify(origin)} is not allowed. Browser pages may call this server only from its own origin or one listed in allowedOrigins (toolbelt mcp --allow-origin).`,
+      ];
+    }
+    if (tokenDigest) {
+      const auth = req.headers.authorization ?? '';
+      const m = /^Bearer\s+(.+)$/i.exec(auth);
+      if (!m || !timingSafeEqual(digest(m[1].trim()), tokenDigest)) {
+        return [
+          401,
+          m
+            ? 'The bearer token is wrong. Use the token the server was started with.'
+            : 'This server requires "Authorization: Bearer <token>".',
+          { 'www-authenticate': 'Bearer realm="toolbelt-mcp"' },
+        ];
+      }
+    }
+    return undefined;
+  }
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const refused = refusal(req);
+    if (refused) return jsonError(res, refused[0], refused[1], refused[2]);
+    if (url.pathname !== MCP_HTTP_PATH) return jsonError(res, 404, `Not found: the MCP endpoint is ${MCP_HTTP_PATH}.`);
+    if (options.stateless) return handleStateless(req, res);
+    const sessionHeader = req.headers['mcp-session-id'];
+    const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
+    if (sessionId) {
+      const s = sessions.get(sessionId);
+      if (!s)
+        return jsonError(
+          res,
+          404,
+          `Unknown or expired MCP session ${JSON.stringify(sessionId)}. Initialize a new session.`,
+        );
+      return s.transport.handleRequest(req, res);
+    }
+    if (req.method !== 'POST') return jsonError(res, 400, 'No mcp-session-id header: start with an initialize POST.');
+    // A new session: its transport and server live until the client deletes it or we close.
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        sessions.set(id, { transport, server });
+        while (sessions.size > MAX_MCP_HTTP_SESSIONS) {
+          const [oldest, s] = sessions.entries().next().value as [string, Session];
+          sessions.delete(oldest);
+          void s.server.close().catch(() => undefined);
+        }
+      },
+    });
+    const server = createMcpServer(registry, { ...options, sessionID: `mcp-http-${randomUUID()}` });
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+    if (!transport.sessionId) await server.close().catch(() => undefined); // it was not an initialize request
+  }
+
+  /** Stateless: one server and transport per request, no session id; any replica can answer. */
+  async function handleStateless(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    if (req.method !== 'POST')
+      return jsonError(res, 405, 'This server is stateless: only POST is served (no sessions, no GET stream).');
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const server = createMcpServer(registry, { ...options, sessionID: `mcp-stateless-${randomUUID()}` });
+    res.on('close', () => {
+      void server.close().catch(() => undefined);
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once('error', reject);
+    httpServer.listen(port, host, () => {
+      httpServer.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = httpServer.address() as AddressInfo;
+  const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  if (isLoopback(addr.address)) {
+    const names = ['127.0.0.1', 'localhost', '[::1]'].map((h) => `${h}:${addr.port}`);
+    own = { hosts: new Set(names), origins: new Set(names.map((n) => `http://${n}`)) };
+  }
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((r) => (resolveClosed = r));
+  return {
+    transport: 'http',
+    url: `http://${shownHost}:${addr.port}${MCP_HTTP_PATH}`,
+    host: addr.address,
+    port: addr.port,
+    closed,
+    async close() {
+      const all = [...sessions.values()];
+      sessions.clear();
+      await Promise.all(all.map((s) => s.server.close().catch(() => undefined)));
+      await new Promise<void>((r) => {
+        httpServer.close(() => r());
+        httpServer.closeAllConnections();
+      });
+      resolveClosed();
+    },
+  };
+}
+
+/** Whether `address` (an IP or `localhost`) is a loopback address. */
+export function isLoopback(address: string): boolean {
+  return (
+    address === 'localhost' ||
+    address === '::1' ||
+    /^127(?:\.\d{1,3}){3}$/.test(address) ||
+    /^::ffff:127(?:\.\d{1,3}){3}$/i.test(address)
+  );
+}
+
+function digest(token: string): Buffer {
+  return createHash('sha256').update(token).digest();
+}
+
+function jsonError(
+  res: http.ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+}
