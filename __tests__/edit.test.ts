@@ -6,6 +6,9 @@ import { EditTool, MAX_LISTED_MATCHES } from '../src/tools/edit.js';
 import { ReadTool } from '../src/tools/read.js';
 import { findMatches } from '../src/tools/edit-match.js';
 import { parseArguments } from '../src/index.js';
+import { exactByteEdit, BYTE_EDIT_MAX_WINDOW } from '../src/tools/edit-bytes.js';
+import { diffOfReplacements } from '../src/diff.js';
+import fc from 'fast-check';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -244,5 +247,68 @@ describe('edit: line endings, BOM, locking, size', () => {
     const after = await contentOf(f);
     expect(after).toBe(original.replace('special_target = compute(-1,', 'special_target = compute(-2,'));
     expect(res.metadata.diff).toContain('@@ -199998,7 +199998,7 @@');
+  });
+});
+
+describe('edit: the byte path for exact matches', () => {
+  const lineArb = fc.constantFrom('', 'alpha', 'beta beta', 'é€😀', '\tx = 1;', 'ω');
+  it('gives the same file, diff and line as the string path (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(lineArb, { minLength: 1, maxLength: 25 }),
+        fc.constantFrom('\n', '\r\n'),
+        fc.boolean(),
+        fc.nat(),
+        fc.nat(12),
+        fc.constantFrom('Z', 'new text', 'two\nlines', 'ü'),
+        fc.boolean(),
+        (lines, eol, bom, at, len, newString, replaceAll) => {
+          const content = (bom ? '\uFEFF' : '') + lines.join(eol) + eol;
+          const body = bom ? content.slice(1) : content;
+          const start = at % body.length;
+          const oldString = [...body.slice(start)].slice(0, len + 1).join('');
+          if (oldString === newString) return;
+          const res = exactByteEdit(Buffer.from(content), oldString, newString, replaceAll, 'f');
+          const count = body.split(oldString).length - 1;
+          if (count > 1 && !replaceAll) return expect(res).toBeUndefined(); // the string path words the error
+          if (/[\r\n]/.test(oldString + newString) && eol === '\r\n') return expect(res).toBeUndefined();
+          if (/^[\uDC00-\uDFFF]/.test(oldString)) return; // a cut surrogate pair: not a string a model sends
+          expect(res).toBeDefined();
+          const updated = body.split(oldString).join(newString);
+          expect(res!.data.toString('utf8')).toBe((bom ? '\uFEFF' : '') + updated);
+          const first = body.indexOf(oldString);
+          const ranges = [];
+          for (let i = first; i !== -1; i = body.indexOf(oldString, i + oldString.length))
+            ranges.push({ start: i, end: i + oldString.length, replacement: newString });
+          const expected = diffOfReplacements('f', body, ranges);
+          expect(res!.diff).toEqual(expected.summary);
+          expect(res!.firstLine).toBe(expected.startLines[0]);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('keeps bytes that are not UTF-8 outside the match exactly as they were', async () => {
+    const bytes = Buffer.concat([
+      Buffer.from('head\n'),
+      Buffer.from([0xff, 0xfe, 0x80, 0x0a]),
+      Buffer.from('x = 1;\n'),
+    ]);
+    const f = await fixture(bytes);
+    const res = await doEdit({ filePath: f, oldString: 'x = 1;', newString: 'x = 2;' });
+    expect(res.output).toBe(`Edited ${f}: 1 replacement at line 3 (+1 -1 lines).`);
+    const after = await readFile(path.join(dir, f));
+    expect(after.equals(Buffer.concat([bytes.subarray(0, 9), Buffer.from('x = 2;\n')]))).toBe(true);
+  });
+
+  it(`takes the string path when the matches span more than ${BYTE_EDIT_MAX_WINDOW / 1024 / 1024} MB, with the same result`, async () => {
+    const filler = 'filler line\n'.repeat(BYTE_EDIT_MAX_WINDOW / 12 + 10);
+    const content = `a = 1;\n${filler}a = 1;\n`;
+    expect(exactByteEdit(Buffer.from(content), 'a = 1;', 'a = 2;', true, 'f')).toBeUndefined();
+    const f = await fixture(content);
+    const res = await doEdit({ filePath: f, oldString: 'a = 1;', newString: 'a = 2;', replaceAll: true });
+    expect(res.output).toMatch(/2 replacements/);
+    expect(await contentOf(f)).toBe(`a = 2;\n${filler}a = 2;\n`);
   });
 });

@@ -130,8 +130,19 @@ export function findMatches(content: string, oldString: string, newString: strin
 
 /** The 1-based line numbers where each range starts. */
 export function rangeLines(content: string, ranges: MatchRange[]): number[] {
-  const file = new Lines(content);
-  return ranges.map((r) => file.lineAt(r.start));
+  // One newline count up to the last range, not a split of the whole file.
+  const order = ranges.map((r, i) => i).sort((a, b) => ranges[a].start - ranges[b].start);
+  const out = new Array<number>(ranges.length);
+  let line = 1;
+  let nl = content.indexOf('\n');
+  for (const i of order) {
+    while (nl !== -1 && nl < ranges[i].start) {
+      line++;
+      nl = content.indexOf('\n', nl + 1);
+    }
+    out[i] = line;
+  }
+  return out;
 }
 
 /** The block of the file most like `oldString`: used to show the model what it probably meant. */

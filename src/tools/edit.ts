@@ -6,15 +6,15 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { structuredPatch, formatPatch } from 'diff';
 import { Tool } from '../tool.js';
 import { descriptionBeside } from '../description.js';
 import { Workspace, atomicWriteFile, readTracker, withFileLock } from '../workspace.js';
 import { statIfExists } from '../files.js';
+import { diffOfReplacements, type DiffSummary } from '../diff.js';
+import { exactByteEdit } from './edit-bytes.js';
 import { findMatches, closestCandidate, rangeLines, AmbiguousBlockError, type MatchRange } from './edit-match.js';
 
-/** Lines of context around each change in the unified diff. */
-export const DIFF_CONTEXT_LINES = 3;
+export { DIFF_CONTEXT_LINES } from '../diff.js';
 /** Lines of the closest candidate quoted in a not-found error. */
 export const MAX_CANDIDATE_LINES = 30;
 /** Match locations listed in an ambiguity error. */
@@ -70,7 +70,7 @@ export const EditTool = Tool.define(
             await fs.mkdir(path.dirname(abs), { recursive: true });
             const { stat: stamp } = await atomicWriteFile(abs, args.newString, { signal: ctx.abort });
             readTracker.record(ctx.sessionID, abs, stamp);
-            const d = unifiedDiff(shown, '', args.newString);
+            const d = diffOfReplacements(shown, '', [{ start: 0, end: 0, replacement: args.newString }]).summary;
             return {
               title: shown,
               output: `Created ${shown} (${countLines(args.newString)} lines).`,
@@ -89,7 +89,15 @@ export const EditTool = Tool.define(
           if (stat.isDirectory()) throw new Error(`${shown} is a directory; give the path of a file inside it.`);
           await readTracker.assertFresh(ctx.sessionID, abs, shown);
 
-          const raw = await fs.readFile(abs, 'utf8');
+          const bytes = await fs.readFile(abs);
+          const fast = exactByteEdit(bytes, args.oldString, args.newString, replaceAll, shown);
+          if (fast) {
+            if (ctx.abort.aborted) throw new Error('edit was aborted; the file is unchanged.');
+            const { stat: stamp } = await atomicWriteFile(abs, fast.data, { signal: ctx.abort });
+            readTracker.record(ctx.sessionID, abs, stamp);
+            return edited(shown, fast.diff, fast.replacements, fast.firstLine, 'exact');
+          }
+          const raw = bytes.toString('utf8');
           const bom = raw.charCodeAt(0) === 0xfeff ? '\uFEFF' : '';
           const body = bom ? raw.slice(1) : raw;
           // A consistently CRLF file is matched as LF and written back as CRLF; a mixed file is
@@ -99,10 +107,8 @@ export const EditTool = Tool.define(
           const oldString = normaliseEol(args.oldString, crlf);
           const newString = normaliseEol(args.newString, crlf);
 
-          let updated: string;
-          let replacements = 1;
+          let ranges: MatchRange[];
           let matcher = 'replace-empty';
-          let firstLine = 1;
           let score: number | undefined;
           if (oldString === '') {
             if (content !== '') {
@@ -110,7 +116,7 @@ export const EditTool = Tool.define(
                 `oldString is empty but ${shown} already has content. Give the text to replace, or use write to replace the whole file.`,
               );
             }
-            updated = newString;
+            ranges = [{ start: 0, end: 0, replacement: newString }];
           } else {
             let found;
             try {
@@ -125,8 +131,8 @@ export const EditTool = Tool.define(
               throw err;
             }
             if (!found) throw new Error(notFoundMessage(shown, content, oldString));
-            const lines = rangeLines(content, found.ranges);
             if (found.ranges.length > 1 && !replaceAll) {
+              const lines = rangeLines(content, found.ranges);
               const listed =
                 lines.slice(0, MAX_LISTED_MATCHES).join(', ') + (lines.length > MAX_LISTED_MATCHES ? ', ...' : '');
               throw new Error(
@@ -134,55 +140,69 @@ export const EditTool = Tool.define(
                   'Add more surrounding lines to oldString to make it unique, or set replaceAll to true to replace every one.',
               );
             }
-            updated = applyRanges(content, found.ranges);
-            replacements = found.ranges.length;
+            ranges = [...found.ranges].sort((a, b) => a.start - b.start);
             matcher = found.matcher;
-            firstLine = lines[0];
             score = found.score;
           }
-          if (updated === content)
+          if (ranges.every((r) => content.slice(r.start, r.end) === r.replacement))
             throw new Error(
               `The edit would leave ${shown} unchanged (the matched text already equals newString). Nothing was written.`,
             );
-          const d = unifiedDiff(shown, content, updated);
+          const replacements = ranges.length;
+          const updated = applyRanges(content, ranges);
+          // The diff comes from the known ranges: no whole-file comparison.
+          const { summary: d, startLines } = diffOfReplacements(shown, content, ranges);
+          const firstLine = startLines[0];
           const final = bom + (crlf ? updated.replace(/\n/g, '\r\n') : updated);
           if (ctx.abort.aborted) throw new Error('edit was aborted; the file is unchanged.');
           const { stat: stamp } = await atomicWriteFile(abs, final, { signal: ctx.abort });
           readTracker.record(ctx.sessionID, abs, stamp);
-          const how =
-            matcher === 'exact' || matcher === 'replace-empty'
-              ? ''
-              : `, matched by ${matcher} matching${score !== undefined ? ` (similarity ${score.toFixed(2)})` : ''}`;
-          const what = replacements === 1 ? `1 replacement at line ${firstLine}` : `${replacements} replacements`;
-          return {
-            title: shown,
-            output: `Edited ${shown}: ${what}${how} (+${d.additions} -${d.deletions} lines).`,
-            metadata: {
-              path: shown,
-              created: false,
-              diff: d.diff,
-              additions: d.additions,
-              deletions: d.deletions,
-              replacements,
-              matcher,
-              truncated: false,
-            },
-          };
+          return edited(shown, d, replacements, firstLine, matcher, score);
         });
       },
     };
   },
 );
 
+/** The result of a successful edit of an existing file. */
+function edited(
+  shown: string,
+  d: DiffSummary,
+  replacements: number,
+  firstLine: number,
+  matcher: string,
+  score?: number,
+): Tool.Result {
+  const how =
+    matcher === 'exact' || matcher === 'replace-empty'
+      ? ''
+      : `, matched by ${matcher} matching${score !== undefined ? ` (similarity ${score.toFixed(2)})` : ''}`;
+  const what = replacements === 1 ? `1 replacement at line ${firstLine}` : `${replacements} replacements`;
+  return {
+    title: shown,
+    output: `Edited ${shown}: ${what}${how} (+${d.additions} -${d.deletions} lines).`,
+    metadata: {
+      path: shown,
+      created: false,
+      diff: d.diff,
+      additions: d.additions,
+      deletions: d.deletions,
+      replacements,
+      matcher,
+      truncated: false,
+    },
+  };
+}
+
 function normaliseEol(s: string, crlf: boolean): string {
   return crlf ? s.replace(/\r\n/g, '\n') : s;
 }
 
+/** `content` with the (sorted) ranges replaced. */
 function applyRanges(content: string, ranges: MatchRange[]): string {
-  const sorted = [...ranges].sort((a, b) => a.start - b.start);
   let out = '';
   let pos = 0;
-  for (const r of sorted) {
+  for (const r of ranges) {
     out += content.slice(pos, r.start) + r.replacement;
     pos = r.end;
   }
@@ -206,61 +226,4 @@ function notFoundMessage(shown: string, content: string, oldString: string): str
 function countLines(s: string): number {
   if (s === '') return 0;
   return s.split('\n').length - (s.endsWith('\n') ? 1 : 0);
-}
-
-/** A unified diff of two versions of a file and its +/- line counts. */
-export interface DiffSummary {
-  diff: string;
-  additions: number;
-  deletions: number;
-}
-
-/**
- * Unified diff via the `diff` package, computed only on the region that changed (common leading
- * and trailing lines are cut off first, then the hunk numbers shifted back), so one changed line
- * in a 10 MB file costs a prefix scan, not a whole-file diff.
- */
-export function unifiedDiff(name: string, before: string, after: string): DiffSummary {
-  let head = 0;
-  const max = Math.min(before.length, after.length);
-  while (head < max && before.charCodeAt(head) === after.charCodeAt(head)) head++;
-  let tail = 0;
-  while (tail < max - head && before.charCodeAt(before.length - 1 - tail) === after.charCodeAt(after.length - 1 - tail))
-    tail++;
-  // Widen to whole lines plus context.
-  let start = before.lastIndexOf('\n', head - 1) + 1;
-  for (let n = 0; n < DIFF_CONTEXT_LINES && start > 0; n++) start = before.lastIndexOf('\n', start - 2) + 1;
-  let endBefore = before.length - tail;
-  let endAfter = after.length - tail;
-  for (let n = 0; n <= DIFF_CONTEXT_LINES; n++) {
-    const nb = before.indexOf('\n', endBefore);
-    if (nb === -1) {
-      endBefore = before.length;
-      endAfter = after.length;
-      break;
-    }
-    endAfter += nb + 1 - endBefore;
-    endBefore = nb + 1;
-  }
-  const lineOffset = start === 0 ? 0 : countNewlines(before, 0, start);
-  const patch = structuredPatch(name, name, before.slice(start, endBefore), after.slice(start, endAfter), '', '', {
-    context: DIFF_CONTEXT_LINES,
-  });
-  let additions = 0;
-  let deletions = 0;
-  for (const h of patch.hunks) {
-    h.oldStart += lineOffset;
-    h.newStart += lineOffset;
-    for (const l of h.lines) {
-      if (l.startsWith('+')) additions++;
-      else if (l.startsWith('-')) deletions++;
-    }
-  }
-  return { diff: formatPatch(patch), additions, deletions };
-}
-
-function countNewlines(s: string, from: number, to: number): number {
-  let n = 0;
-  for (let i = s.indexOf('\n', from); i !== -1 && i < to; i = s.indexOf('\n', i + 1)) n++;
-  return n;
 }

@@ -9,7 +9,7 @@ import { Tool } from '../tool.js';
 import { descriptionBeside } from '../description.js';
 import { Workspace, atomicWriteFile, readTracker, withFileLock } from '../workspace.js';
 import { statIfExists } from '../files.js';
-import { unifiedDiff } from './edit.js';
+import { unifiedDiff } from '../diff.js';
 
 /** Largest content accepted in one write (UTF-8 bytes). */
 export const MAX_WRITE_BYTES = 50 * 1024 * 1024;
