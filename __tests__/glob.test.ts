@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { mkdir, writeFile, utimes, symlink, chmod } from 'node:fs/promises';
+import { mkdir, writeFile, utimes, symlink, chmod, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { GlobTool, MAX_GLOB_RESULTS, splitPattern } from '../src/tools/glob.js';
 import { tempDir, makeCtx } from './helpers.js';
@@ -96,12 +96,17 @@ describe('glob', () => {
     expect(at.output).not.toContain('truncated');
     await put('cap/oldest.txt', 'x', T0 - 1000);
     const past = await glob({ pattern: '*.txt', path: 'cap' });
-    expect(past.metadata).toEqual({ count: MAX_GLOB_RESULTS + 1, shown: MAX_GLOB_RESULTS, truncated: true });
+    expect(past.metadata).toEqual({
+      count: MAX_GLOB_RESULTS + 1,
+      shown: MAX_GLOB_RESULTS,
+      truncated: true,
+      fullListPath: expect.any(String),
+    });
     const lines = past.output.split('\n');
     expect(lines[0]).toBe('cap/f099.txt');
     expect(lines).not.toContain('cap/oldest.txt');
     expect(past.output).toMatch(
-      /\(Results are truncated: showing the 100 most recently modified of 101 files\. Use a more specific pattern or path\.\)$/,
+      /\(Results are truncated: showing the 100 most recently modified of 101 files\. All 101 paths, newest first, are saved at \S+: read it with the read tool \(offset=101 continues this list\), or use a more specific pattern or path\.\)$/,
     );
   });
 
@@ -155,5 +160,24 @@ describe('splitPattern', () => {
     expect(splitPattern('/etc/*')).toEqual({ fixed: '/etc', dynamic: '*' });
     expect(splitPattern('a/b.txt')).toEqual({ fixed: 'a/b.txt', dynamic: '' });
     expect(splitPattern('../x/{a,b}/*')).toEqual({ fixed: '../x', dynamic: '{a,b}/*' });
+  });
+});
+
+describe('glob: a list longer than deepagents shows (80,000 chars) stays complete', () => {
+  it('counts every file, shows the newest, and saves all paths newest first with a pointer', async () => {
+    const names = Array.from(
+      { length: 1800 },
+      (_, i) => `big/pkg-${String(i).padStart(4, '0')}/types/a-rather-long-module-name-here.d.ts`,
+    );
+    for (const [i, n] of names.entries()) await put(n, 'x', T0 + i);
+    const res = await glob({ pattern: 'big/**/*.d.ts' });
+    expect(names.join('\n').length).toBeGreaterThan(80_000);
+    expect(res.metadata).toMatchObject({ count: 1800, shown: MAX_GLOB_RESULTS, truncated: true });
+    const listed = res.output.split('\n\n')[0].split('\n');
+    expect(listed).toEqual(names.slice(-MAX_GLOB_RESULTS).reverse());
+    const file = res.metadata.fullListPath as string;
+    expect(res.output).toContain(`All 1800 paths, newest first, are saved at ${file}`);
+    expect(res.output).toContain(`offset=${MAX_GLOB_RESULTS + 1}`);
+    expect((await readFile(file, 'utf8')).split('\n').filter(Boolean)).toEqual([...names].reverse());
   });
 });

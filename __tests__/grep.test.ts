@@ -6,6 +6,7 @@ import { MAX_LINE_LENGTH, GREP_LINE_CUT_MARKER } from '../src/tools/grep-results
 import { findExecutable } from '../src/files.js';
 import { compilePattern } from '../src/tools/grep-pattern.js';
 import { tempDir, makeCtx } from './helpers.js';
+import { createRegistry } from '../src/registry.js';
 
 const RG = await findExecutable('rg');
 if (!RG) {
@@ -375,3 +376,28 @@ function isAlive(pid: number): boolean {
     return false;
   }
 }
+
+describe('grep: matches longer than deepagents shows (80,000 chars) stay complete', () => {
+  it('reports every match and file; what does not fit the output cap is saved with a pointer', async () => {
+    // 60 minified-style lines of 3,000+ chars: ~190,000 chars of matching lines.
+    for (let i = 0; i < 30; i++) {
+      const long = `var a=${'x=1,'.repeat(400)}b="needleXYZ",c=${'y=2,'.repeat(350)};`;
+      await put(`min/pkg-${i}/index.min.js`, `${long}\nplain needleXYZ line\n`, T0 + i);
+    }
+    const registry = createRegistry().register(GrepTool);
+    for (const backend of RG ? (['rg', 'js'] as const) : (['js'] as const)) {
+      const res = await registry.execute('grep', { pattern: 'needleXYZ', path: 'min' }, makeCtx(), {
+        workspaceRoot: dir,
+        grepBackend: backend,
+      });
+      expect(res.success).toBe(true);
+      const meta = res.result.metadata as Record<string, unknown>;
+      expect(meta).toMatchObject({ matches: 60, files: 30 });
+      const full = meta.outputPath ? await readFile(meta.outputPath as string, 'utf8') : res.result.output;
+      if (meta.outputPath)
+        expect(res.result.output).toContain(`The full output is saved at ${meta.outputPath as string}`);
+      for (let i = 0; i < 30; i++) expect(full).toContain(`min/pkg-${i}/index.min.js:\n  1: var a=`);
+      expect(full.match(/^ {2}2: plain needleXYZ line$/gm)).toHaveLength(30);
+    }
+  });
+});

@@ -70,15 +70,21 @@ export async function truncateOutput(
     shown = `the first ${bytes} bytes of line 1 of ${lines.length} lines`;
     nextLine = 1;
   }
-  const dir = options.outputDir ?? toolOutputDir();
-  await mkdir(dir, { recursive: true });
-  const file = path.join(dir, `${toolId}-${Date.now()}-${randomBytes(4).toString('hex')}.txt`);
-  await writeFile(file, text, 'utf8');
+  const file = await saveFullOutput(text, toolId, options.outputDir);
   const hint =
     `\n\n... output truncated: showing ${shown} (${bytes} of ${totalBytes} bytes). ` +
     `The full output is saved at ${file}. Read it with the read tool using offset=${nextLine}, ` +
     `or search it with grep, instead of re-running the command.`;
   return { output: kept.join('\n') + hint, truncated: true, outputPath: file };
+}
+
+/** Writes `text` to a new file in `outputDir` (default `toolOutputDir()`), returns its path. */
+export async function saveFullOutput(text: string, toolId: string, outputDir?: string): Promise<string> {
+  const dir = outputDir ?? toolOutputDir();
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, `${toolId}-${Date.now()}-${randomBytes(4).toString('hex')}.txt`);
+  await writeFile(file, text, 'utf8');
+  return file;
 }
 
 function countLinesUpTo(text: string, limit: number): number {

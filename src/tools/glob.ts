@@ -20,6 +20,7 @@ import {
   rootContaining,
 } from './search-common.js';
 import { PROGRESS_INTERVAL_MS, throttle } from '../progress.js';
+import { saveFullOutput } from '../truncate.js';
 import { abortedMessage, throwIfAborted } from '../abort.js';
 
 /** Paths returned at most; the newest are kept. */
@@ -32,6 +33,8 @@ export interface GlobMetadata extends Tool.Metadata {
   /** Files shown. */
   shown: number;
   truncated: boolean;
+  /** When truncated: a file with every matching path, newest first. */
+  fullListPath?: string;
 }
 
 const parameters = z.object({
@@ -127,6 +130,9 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>(
         const shown = sorted.slice(0, MAX_GLOB_RESULTS).map((f) => ws.display(f.path));
         const truncated = sorted.length > shown.length;
         const metadata: GlobMetadata = { count: sorted.length, shown: shown.length, truncated };
+        // A cut list keeps the rest within reach: every path goes to a file the model can read.
+        if (truncated)
+          metadata.fullListPath = await saveFullOutput(sorted.map((f) => ws.display(f.path)).join('\n') + '\n', 'glob');
         if (sorted.length === 0) {
           return {
             title,
@@ -136,7 +142,7 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>(
         }
         let output = shown.join('\n');
         if (truncated) {
-          output += `\n\n(Results are truncated: showing the ${MAX_GLOB_RESULTS} most recently modified of ${sorted.length} files. Use a more specific pattern or path.)`;
+          output += `\n\n(Results are truncated: showing the ${MAX_GLOB_RESULTS} most recently modified of ${sorted.length} files. All ${sorted.length} paths, newest first, are saved at ${metadata.fullListPath}: read it with the read tool (offset=${MAX_GLOB_RESULTS + 1} continues this list), or use a more specific pattern or path.)`;
         }
         return { title: `${title}: ${sorted.length} file${sorted.length === 1 ? '' : 's'}`, metadata, output };
       },
