@@ -121,7 +121,12 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>(
           for (const r of rel) {
             const abs = r.includes('..') ? path.resolve(cwd, r) : prefix + r;
             // Whatever fast-glob makes of a pattern, only paths under cwd whose real path is inside come out.
-            if (abs.startsWith(prefix) && guard.inside(abs)) found.push({ path: abs, mtime: mtimes.get(abs) });
+            if (!abs.startsWith(prefix) || !guard.dirInside(path.dirname(abs))) continue;
+            // One lstat per result: for a file that is not a link it is also the mtime for the order.
+            const st = fs.lstatSync(abs, { throwIfNoEntry: false });
+            if (!st) continue;
+            if (!st.isSymbolicLink()) found.push({ path: abs, mtime: st.mtimeMs });
+            else if (guard.inside(abs)) found.push({ path: abs, mtime: mtimes.get(abs) });
           }
         }
         throwIfAborted(ctx.abort, abortedMessage('glob'));
