@@ -64,3 +64,4 @@ export {
   type JsonSchema,
   type ProviderSchemaOptions,
 } from './schema/index.js';
+export { fixGeminiParallelToolResults } from './providers/gemini.js';
