@@ -12,6 +12,7 @@ import { listCommand } from './cli/list.js';
 import { runCommand } from './cli/run.js';
 import { mcpCommand } from './cli/mcp.js';
 import { agentCommand } from './cli/agent.js';
+import { loadDotEnv } from './chat-model.js';
 import { disconnectMcp } from './mcp/index.js';
 
 const VERSION = '0.1.0';
@@ -22,7 +23,7 @@ Usage:
   toolbelt list [--permissions LIST] [--json]
   toolbelt run <tool> ['<json args>'] [--workspace DIR] [--session ID] [--timeout MS] [--json]
   toolbelt mcp [--http PORT [--host HOST] [--token T] [--allow-origin O] [--stateless]] [--permissions LIST]
-  toolbelt agent "<task>" --model provider:model [--permissions LIST] [--workspace DIR]
+  toolbelt agent "<task>" --model provider:model [--max-retries N] [--permissions LIST] [--workspace DIR]
 
 Commands:
   list    The tools the permissions allow, with their permissions and a one-line description.
@@ -35,6 +36,8 @@ Commands:
           unless --allow-origin lists them (repeatable); --stateless serves without sessions.
   agent   Run a LangChain agent (createAgent) with the tools on a task. --model defaults to
           $TOOLBELT_MODEL; the provider's package (e.g. @langchain/openai) and key must be present.
+          --max-retries N: retries of a failed model request (default 2, max 10). .env in the
+          current directory is read first (docs/cli.md lists the variables).
 
 Options (every command):
   --workspace DIR     Workspace root the file tools are sandboxed to (default: current directory).
@@ -93,6 +96,8 @@ export async function main(argv: string[]): Promise<number> {
           `${parsed.positionals.length ? ` (${parsed.positionals.map((p) => JSON.stringify(p)).join(' ')})` : ''}.\nUsage: ${spec.usage}`,
       );
     }
+    // .env in the working directory, as .env.example promises; variables already set win.
+    loadDotEnv();
     const setup = await makeRegistry(values);
     try {
       return await spec.run(setup, values, parsed.positionals);
@@ -104,6 +109,11 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`toolbelt: ${(err as Error).message}\n`);
       if (err instanceof UsageError) process.stderr.write(`Run "toolbelt --help" for usage.\n`);
       return 2;
+    }
+    if ((err as Error).name === 'ModelCallError') {
+      // What the API or the network said, and what to check: one line, no stack.
+      process.stderr.write(`toolbelt: ${(err as Error).message}\n`);
+      return 1;
     }
     process.stderr.write(`toolbelt: ${(err as Error).stack ?? String(err)}\n`);
     return 1;

@@ -25,7 +25,11 @@ export interface ScriptedCall {
 export type Turn =
   | { text: string; calls?: undefined; error?: undefined }
   | { calls: ScriptedCall[]; text?: string; error?: undefined }
-  | { error: { status: number; message?: string; retryAfter?: string }; text?: undefined; calls?: undefined };
+  | {
+      error: { status: number; message?: string; /** Sent as retry-after-ms. */ retryAfter?: string };
+      text?: undefined;
+      calls?: undefined;
+    };
 
 /** One request as the mock saw it. */
 export interface RecordedRequest {
@@ -281,7 +285,8 @@ function send(res: http.ServerResponse, status: number, body: unknown, headers: 
 
 function sendError(res: http.ServerResponse, api: Api, status: number, message?: string, retryAfter?: string): void {
   const msg = message ?? defaultMessage(status);
-  const headers: Record<string, string> = retryAfter ? { 'retry-after': retryAfter } : {};
+  // retry-after-ms keeps the SDKs' retry backoff short in tests (OpenAI's and Anthropic's SDKs honour it).
+  const headers: Record<string, string> = retryAfter ? { 'retry-after-ms': retryAfter } : {};
   if (api === 'anthropic') {
     const type =
       status === 401

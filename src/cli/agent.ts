@@ -1,18 +1,25 @@
 /**
  * `toolbelt agent "<task>"`: a LangChain createAgent loop with the registry's tools on one task.
- * Model loading is chat-model.ts' (loaded on first use); langchain is imported only here, lazily.
+ * Model loading, retries and error lines are chat-model.ts'; langchain is imported only here, lazily.
  */
 import { UsageError, type Command, type Setup, type Values } from './command.js';
 import { progressLine } from './progress.js';
+import {
+  DEFAULT_MAX_RETRIES,
+  MAX_RETRIES_LIMIT,
+  ModelCallError,
+  describeModelError,
+  loadChatModel,
+} from '../chat-model.js';
 
 async function agent({ registry, initCtx, grant }: Setup, values: Values, task: string): Promise<number> {
-  const { loadChatModel } = await import('../chat-model.js');
   const spec = (values.model as string | undefined) ?? process.env.TOOLBELT_MODEL;
   if (!spec)
     throw new UsageError(
       'toolbelt agent needs a model: pass --model provider:model (e.g. openai:gpt-4o-mini) or set TOOLBELT_MODEL.',
     );
-  const model = await loadChatModel(spec);
+  const maxRetries = parseMaxRetries(values['max-retries']);
+  const model = await loadChatModel(spec, { maxRetries });
   const tools = await registry.tools({
     enabledPermissions: grant,
     initCtx,
@@ -28,7 +35,14 @@ async function agent({ registry, initCtx, grant }: Setup, values: Values, task: 
   process.once('SIGINT', onSignal);
   try {
     const created = createAgent({ model: model as never, tools });
-    const result = await created.invoke({ messages: [new HumanMessage(task)] }, { signal: controller.signal });
+    let result;
+    try {
+      result = await created.invoke({ messages: [new HumanMessage(task)] }, { signal: controller.signal });
+    } catch (err) {
+      if (controller.signal.aborted) throw err;
+      // One line naming the host and what to check (main prints it without a stack, exit 1).
+      throw new ModelCallError(describeModelError(err, spec, { maxRetries }));
+    }
     const last = result.messages[result.messages.length - 1];
     const text = AIMessage.isInstance(last) ? last.text : String(last?.content ?? '');
     process.stdout.write(`${text}\n`);
@@ -38,9 +52,18 @@ async function agent({ registry, initCtx, grant }: Setup, values: Values, task: 
   }
 }
 
+function parseMaxRetries(value: unknown): number {
+  if (value === undefined) return DEFAULT_MAX_RETRIES;
+  if (typeof value !== 'string' || !/^\d+$/.test(value.trim()) || Number(value) > MAX_RETRIES_LIMIT)
+    throw new UsageError(
+      `--max-retries must be a whole number from 0 to ${MAX_RETRIES_LIMIT}, got ${JSON.stringify(value)}.`,
+    );
+  return Number(value);
+}
+
 export const agentCommand: Command = {
-  options: { model: { type: 'string' } },
+  options: { model: { type: 'string' }, 'max-retries': { type: 'string' } },
   positionals: [1, 1],
-  usage: 'toolbelt agent "<task>" --model provider:model',
+  usage: 'toolbelt agent "<task>" --model provider:model [--max-retries N]',
   run: (setup, values, positionals) => agent(setup, values, positionals[0]),
 };

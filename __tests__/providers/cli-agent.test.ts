@@ -1,0 +1,191 @@
+/**
+ * `toolbelt agent` with real provider classes (openai:, anthropic:, google-genai:) against the
+ * mocks, pointed there by the base-URL variables each class reads; keys and base URLs from the
+ * environment or `.env`; API errors (401, 429, 5xx) and network failures as one line with bounded
+ * retries; an unknown provider as one line listing the supported ones.
+ */
+import { describe, it, expect, beforeAll, beforeEach, afterEach } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { CLI, ensureDist } from '../dist.js';
+import { describeModelError, loadChatModel } from '../../src/chat-model.js';
+import { tempDir } from '../helpers.js';
+import { startMockProvider, toolResults, type MockProvider, type ScriptStep } from './mock-server.js';
+import { sentTools, type Api } from './subsets.js';
+
+let ws: { dir: string; cleanup: () => Promise<void> };
+let mock: MockProvider | undefined;
+
+beforeAll(() => ensureDist(), 180_000);
+beforeEach(async () => {
+  ws = await tempDir('toolbelt-cli-agent-');
+  await writeFile(path.join(ws.dir, 'notes.md'), 'The deploy script lives in ops/deploy.sh\n');
+});
+afterEach(async () => {
+  await mock?.close();
+  mock = undefined;
+  await ws.cleanup();
+});
+
+/** Runs the built CLI in the workspace with exactly `env` (plus PATH): no key or URL leaks in from the host. */
+function toolbelt(args: string[], env: Record<string, string> = {}) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: ws.dir,
+      env: { PATH: process.env.PATH ?? '', HOME: ws.dir, ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d));
+    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Builds `spec` with the CLI's loader under `env`, makes one call, returns describeModelError's line. */
+async function failedCall(spec: string, env: Record<string, string>, maxRetries: number): Promise<string> {
+  const saved = { ...process.env };
+  Object.assign(process.env, env);
+  try {
+    const model = (await loadChatModel(spec, { maxRetries })) as { invoke(input: string): Promise<unknown> };
+    const err = await model.invoke('hi').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeDefined();
+    return describeModelError(err, spec, { env, maxRetries });
+  } finally {
+    for (const key of Object.keys(env)) delete process.env[key];
+    Object.assign(process.env, saved);
+  }
+}
+
+/** The environment that points each provider's class at the mock, as a user would set it. */
+const PROVIDERS: Record<string, { api: Api; model: string; env: (url: string) => Record<string, string> }> = {
+  openai: {
+    api: 'openai-chat',
+    model: 'openai:gpt-4o-mini',
+    env: (url) => ({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${url}/v1` }),
+  },
+  anthropic: {
+    api: 'anthropic',
+    model: 'anthropic:claude-sonnet-4-5',
+    env: (url) => ({ ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: url }),
+  },
+  'google-genai': {
+    api: 'gemini',
+    model: 'google-genai:gemini-2.5-flash',
+    env: (url) => ({ GEMINI_API_KEY: 'gemini-test', GOOGLE_GEMINI_BASE_URL: url }),
+  },
+};
+
+const grepThenAnswer: ScriptStep[] = [
+  { calls: [{ name: 'grep', args: { pattern: 'deploy' } }] },
+  (req) => ({ text: /notes\.md/.test(toolResults(req)[0]?.content ?? '') ? 'It is in notes.md.' : 'not found' }),
+];
+
+describe.each(Object.entries(PROVIDERS))('toolbelt agent --model %s:…', (_name, p) => {
+  it('runs the task with the default permissions against the API at the base URL', async () => {
+    mock = await startMockProvider(grepThenAnswer);
+    const res = await toolbelt(['agent', 'Where is the deploy script?', '--model', p.model], p.env(mock.url));
+    expect(res.stderr).not.toMatch(/\n\s+at /);
+    expect([res.code, res.stdout.trim()]).toEqual([0, 'It is in notes.md.']);
+    expect(mock.requests.map((r) => r.refused)).toEqual([undefined, undefined]);
+    // Default permissions grant every built-in.
+    const offered = sentTools(mock.requests[0].api, mock.requests[0].body).map((t) => t.name);
+    expect(offered).toEqual(expect.arrayContaining(['read', 'edit', 'bash', 'webfetch']));
+  });
+
+  // In-process (the CLI's own loader and error text, no process per case): 401 and 5xx.
+  it('401: one line naming the key variable', async () => {
+    mock = await startMockProvider([{ error: { status: 401 } }]);
+    const line = await failedCall(p.model, p.env(mock.url), 2);
+    expect(mock.requests).toHaveLength(1);
+    expect(line).toMatch(/^The \S+ API at 127\.0\.0\.1:\d+ refused the API key \(401.*\)\. Check \w+_API_KEY/);
+  });
+
+  it('5xx: retried exactly maxRetries times, then one line', async () => {
+    const failure = { error: { status: 503, message: 'The server is overloaded.', retryAfter: '5' } };
+    mock = await startMockProvider([failure, failure, failure, failure]);
+    const line = await failedCall(p.model, p.env(mock.url), 2);
+    expect(mock.requests).toHaveLength(3);
+    expect(line).toMatch(/failed \(503.*overloaded.*\) after 2 retries\. Try again later/);
+  });
+});
+
+it('429: one line saying the key is rate-limited, within the retries asked for', async () => {
+  const limited = { error: { status: 429, retryAfter: '5' } };
+  mock = await startMockProvider([limited, limited]);
+  const res = await toolbelt(
+    ['agent', 'hi', '--model', 'openai:gpt-4o-mini', '--max-retries', '1'],
+    PROVIDERS.openai.env(mock.url),
+  );
+  expect(res.code).toBe(1);
+  expect(mock.requests.length).toBeLessThanOrEqual(2);
+  expect(res.stderr.trim()).toMatch(
+    /^toolbelt: The openai API at .* is rate-limiting this key \(429.*\)\. Wait a moment and retry/,
+  );
+});
+
+it('network failure: one line naming the host and what to check, exit 1, no stack', async () => {
+  // A port that was free a moment ago: connection refused.
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((r) => server.close(() => r()));
+  const url = `http://127.0.0.1:${port}`;
+  const res = await toolbelt(
+    ['agent', 'hi', '--model', 'openai:gpt-4o-mini', '--max-retries', '1'],
+    PROVIDERS.openai.env(url),
+  );
+  expect(res.code).toBe(1);
+  expect(res.stderr.trim().split('\n')).toHaveLength(1);
+  expect(res.stderr).toMatch(
+    new RegExp(
+      `^toolbelt: Could not reach the openai API at 127\\.0\\.0\\.1:${port} \\(connection refused\\) after 1 retry\\. Check the network connection, proxy and OPENAI_BASE_URL \\(set to ${url}/v1\\)`,
+    ),
+  );
+  for (const name of ['anthropic', 'google-genai']) {
+    const p = PROVIDERS[name];
+    const line = await failedCall(p.model, p.env(url), 0);
+    expect(line).toMatch(
+      new RegExp(
+        `^Could not reach the ${name} API at 127\\.0\\.0\\.1:${port} \\(connection (refused|failed)\\) after 0 retries\\. Check the network connection, proxy and \\w+_BASE_URL`,
+      ),
+    );
+  }
+});
+
+it('reads keys and base URLs from .env in the working directory (GEMINI_API_KEY for google-genai)', async () => {
+  mock = await startMockProvider(grepThenAnswer);
+  await writeFile(path.join(ws.dir, '.env'), `GEMINI_API_KEY=from-dotenv\nGOOGLE_GEMINI_BASE_URL=${mock.url}\n`);
+  const res = await toolbelt(['agent', 'Where?', '--model', 'google-genai:gemini-2.5-flash']);
+  expect([res.code, res.stdout.trim()]).toEqual([0, 'It is in notes.md.']);
+  expect(mock.requests[0].headers['x-goog-api-key']).toBe('from-dotenv');
+});
+
+it('a missing key names every variable the class reads', async () => {
+  const res = await toolbelt(['agent', 'hi', '--model', 'google-genai:gemini-2.5-flash']);
+  expect(res.code).toBe(2);
+  expect(res.stderr).toMatch(
+    /needs an API key in one of the environment variables GOOGLE_API_KEY or GEMINI_API_KEY, none of which is set/,
+  );
+});
+
+it('an unknown provider is one line listing the supported ones', async () => {
+  const res = await toolbelt(['agent', 'hi', '--model', 'foo:bar']);
+  expect(res.code).toBe(2);
+  expect(res.stderr.split('\n')[0]).toBe(
+    'toolbelt: Unknown model provider "foo" in "foo:bar". Supported providers: openai, anthropic, google-genai, azure_openai, google-vertexai, mistralai, groq, deepseek, xai, cohere, bedrock, ollama.',
+  );
+});
+
+it('--max-retries outside 0-10 is a usage error', async () => {
+  const res = await toolbelt(['agent', 'hi', '--model', 'openai:gpt-4o-mini', '--max-retries', '99'], {
+    OPENAI_API_KEY: 'k',
+  });
+  expect(res.code).toBe(2);
+  expect(res.stderr).toMatch(/--max-retries must be a whole number from 0 to 10, got "99"/);
+});
