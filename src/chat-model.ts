@@ -112,7 +112,7 @@ export function loadDotEnv(dir = process.cwd()): string | undefined {
 }
 
 /** Checks that the provider's package can be loaded and its key is set; throws ModelConfigError naming what is missing. */
-export async function checkProvider(provider: string, deps: ModelLoaderDeps = {}): Promise<unknown> {
+export async function checkProvider(provider: string, deps: ModelLoaderDeps = {}): Promise<void> {
   const known = PROVIDERS[provider];
   if (!known)
     throw new ModelConfigError(
@@ -120,9 +120,8 @@ export async function checkProvider(provider: string, deps: ModelLoaderDeps = {}
     );
   const env = deps.env ?? process.env;
   const importModule = deps.importModule ?? ((name: string) => import(name));
-  let mod: unknown;
   try {
-    mod = await importModule(known.pkg);
+    await importModule(known.pkg);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (
@@ -146,7 +145,6 @@ export async function checkProvider(provider: string, deps: ModelLoaderDeps = {}
       `The model provider "${provider}" needs an API key in ${where}. Set it (e.g. in .env: ${keys[0]}=...) and retry.`,
     );
   }
-  return mod;
 }
 
 type ModelClass = new (fields: Record<string, unknown>) => unknown;
@@ -161,7 +159,9 @@ const CLASSES: Readonly<Record<string, string>> = {
 /** Makes a chat model from `provider:model`, after `checkProvider`; retries are bounded by `deps.maxRetries`. */
 export async function loadChatModel(spec: string | undefined, deps: ModelLoaderDeps = {}): Promise<unknown> {
   const { provider, model } = parseModelSpec(spec);
-  const mod = (await checkProvider(provider, deps)) as Record<string, unknown>;
+  await checkProvider(provider, deps);
+  const importModule = deps.importModule ?? ((name: string) => import(name));
+  const mod = (await importModule(PROVIDERS[provider].pkg)) as Record<string, unknown>;
   const env = deps.env ?? process.env;
   const maxRetries = deps.maxRetries ?? DEFAULT_MAX_RETRIES;
   try {
