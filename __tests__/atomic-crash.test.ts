@@ -8,8 +8,8 @@ import { spawn } from 'node:child_process';
 import { readFile, writeFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { transformFileSync } from '@swc/core';
 import { tempDir } from './helpers.js';
+import { ROOT, ensureDist } from './dist.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const KILLS = 20;
@@ -21,13 +21,10 @@ let modulePath: string;
 
 beforeAll(async () => {
   ({ dir, cleanup } = await tempDir('crash-'));
-  const out = transformFileSync(path.join(here, '..', 'src', 'workspace.ts'), {
-    jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
-    module: { type: 'es6' },
-  });
-  modulePath = path.join(dir, 'workspace.mjs');
-  await writeFile(modulePath, out.code);
-});
+  // The built module, with everything it imports (workspace.ts alone no longer stands on its own).
+  await ensureDist();
+  modulePath = path.join(ROOT, 'dist', 'workspace.js');
+}, 180_000);
 afterAll(() => cleanup());
 
 /** Starts the writer, lets it begin its `nth` write, waits `delayMs`, then SIGKILLs it. */

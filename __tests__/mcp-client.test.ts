@@ -67,13 +67,25 @@ describe('connectMcp over stdio (a real child process)', () => {
 
   it('registers each tool as server__tool with a [server] description, sanitised names and annotation-derived permissions', async () => {
     expect(registry.ids().sort()).toEqual(
-      ['fx__crash', 'fx__dotted_name_tool', 'fx__echo', 'fx__fail', 'fx__progress', 'fx__rich', 'fx__sleep'].sort(),
+      [
+        'fx__add_tool',
+        'fx__crash',
+        'fx__dotted_name_tool',
+        'fx__echo',
+        'fx__fail',
+        'fx__progress',
+        'fx__remove_tool',
+        'fx__rich',
+        'fx__sleep',
+        'fx__ticking',
+        'fx__weather',
+      ].sort(),
     );
     const echo = await registry.initialized('fx__echo');
     expect(echo.description).toBe('[fx] Echo text back');
     expect(registry.permissions('fx__echo')).toEqual({ required: ['read'], optional: [] });
     expect(registry.permissions('fx__sleep')).toEqual({ required: ['execute'], optional: [] });
-    expect(registry.enabled(['read'])).toEqual(['fx__echo']);
+    expect(registry.enabled(['read'])).toEqual(['fx__echo', 'fx__weather']);
   });
 
   it('calls a tool through the pipeline and validates arguments against its JSON Schema', async () => {

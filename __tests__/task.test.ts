@@ -97,6 +97,8 @@ describe('task', () => {
         ...(registry.has('glob') ? ['glob'] : []),
         ...(registry.has('grep') ? ['grep'] : []),
         ...(registry.has('list') ? ['list'] : []),
+        ...(registry.has('file_info') ? ['file_info'] : []),
+        ...(registry.has('current_time') ? ['current_time'] : []),
       ].sort(),
     );
   });
