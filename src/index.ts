@@ -30,6 +30,9 @@ export { truncateOutput, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate
 export { builtinTools, registerBuiltinTools, type BuiltinTool } from './tools/index.js';
 export { MEMORY_TOOLS, MEMORY_READ_ONLY_TOOLS, DEFAULT_MEMORY_DIR } from './tools/memory-store.js';
 export { Workspace, PathOutsideWorkspaceError, workspaceRootFor, toolOutputDir } from './workspace.js';
+export { Tenant } from './tenant.js';
+export { ReadTracker } from './read-tracker.js';
+export { TodoStore, todoStoreOf, type TodoItem } from './tools/todo.js';
 export {
   serveMcp,
   createMcpServer,

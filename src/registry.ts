@@ -14,6 +14,7 @@ import { DeadlineQueue } from './pipeline/deadlines.js';
 import type { OnToolResult, ToolEvent, ToolFinalUpdate, ToolStats } from './pipeline/types.js';
 import type { TruncateOptions } from './truncate.js';
 import { toLangChainTool } from './langchain.js';
+import { Tenant, bindTenant } from './tenant.js';
 
 /** Default number of tool calls a registry runs at once; more wait in a queue. */
 export const DEFAULT_CONCURRENCY = 8;
@@ -112,13 +113,18 @@ export class ToolRegistryImpl {
   private readonly semaphore: Semaphore;
   private defaultTimeoutMs: number;
   private readonly truncateOptions: TruncateOptions;
+  /** This registry's own state: read tracker, saved outputs, todo lists. Never shared with another registry. */
+  readonly tenant: Tenant;
+  /** Init contexts bound to this registry's tenant, one per caller-given context. */
+  private readonly boundContexts = new WeakMap<Tool.InitContext, Tool.InitContext>();
   /** The host view the pipeline uses; one object, reused by every call. */
   private readonly host: PipelineHost;
 
   constructor(options: RegistryOptions = {}) {
     this.semaphore = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
     this.defaultTimeoutMs = validTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    this.truncateOptions = { ...options.truncate };
+    this.tenant = new Tenant({ outputDir: options.truncate?.outputDir });
+    this.truncateOptions = { ...options.truncate, store: this.tenant.outputs };
     const self = this;
     this.host = {
       semaphore: this.semaphore,
@@ -413,7 +419,9 @@ export class ToolRegistryImpl {
   }
 
   private async initEntry(entry: RegistryEntry, initCtx: Tool.InitContext): Promise<Tool.Initialized> {
-    const tool = await entry.info.init(initCtx);
+    let bound = this.boundContexts.get(initCtx);
+    if (!bound) this.boundContexts.set(initCtx, (bound = bindTenant(initCtx, this.tenant)));
+    const tool = await entry.info.init(bound);
     const loaded = await loadDescription(
       entry.info.id,
       entry.descriptionPath,

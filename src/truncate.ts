@@ -2,10 +2,8 @@
  * Output caps. Output over the cap is cut to what fits, and the full text is written to a file the
  * model can read with the read tool (the output directory is a read-only root of every workspace).
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { toolOutputDir } from './workspace.js';
+import { OutputStore } from './output-store.js';
+import { standaloneTenant } from './tenant.js';
 
 /** Default cap on the lines of output a model sees from one call. */
 export const DEFAULT_MAX_LINES = 2000;
@@ -16,8 +14,10 @@ export const DEFAULT_MAX_BYTES = 50 * 1024;
 export interface TruncateOptions {
   maxLines?: number;
   maxBytes?: number;
-  /** Directory for full outputs; default `toolOutputDir()`. */
+  /** Save full outputs exactly in this directory (default: the registry's private directory). */
   outputDir?: string;
+  /** Where full outputs go (a registry passes its tenant's store); default the standalone tenant's. */
+  store?: OutputStore;
 }
 
 /** The capped text and, when it was cut, where the full text is. */
@@ -70,7 +70,8 @@ export async function truncateOutput(
     shown = `the first ${bytes} bytes of line 1 of ${lines.length} lines`;
     nextLine = 1;
   }
-  const file = await saveFullOutput(text, toolId, options.outputDir);
+  const store = options.store ?? (options.outputDir ? new OutputStore(options.outputDir) : standaloneTenant.outputs);
+  const file = await store.save(toolId, text);
   const hint =
     `\n\n... output truncated: showing ${shown} (${bytes} of ${totalBytes} bytes). ` +
     `The full output is saved at ${file}. Read it with the read tool using offset=${nextLine}, ` +
@@ -78,13 +79,13 @@ export async function truncateOutput(
   return { output: kept.join('\n') + hint, truncated: true, outputPath: file };
 }
 
-/** Writes `text` to a new file in `outputDir` (default `toolOutputDir()`), returns its path. */
-export async function saveFullOutput(text: string, toolId: string, outputDir?: string): Promise<string> {
-  const dir = outputDir ?? toolOutputDir();
-  await mkdir(dir, { recursive: true });
-  const file = path.join(dir, `${toolId}-${Date.now()}-${randomBytes(4).toString('hex')}.txt`);
-  await writeFile(file, text, 'utf8');
-  return file;
+/** Writes `text` to a new 0600 file in a tenant's private output directory (default: the standalone tenant's); returns its path. */
+export async function saveFullOutput(
+  text: string,
+  toolId: string,
+  store: OutputStore = standaloneTenant.outputs,
+): Promise<string> {
+  return store.save(toolId, text);
 }
 
 function countLinesUpTo(text: string, limit: number): number {

@@ -2,13 +2,27 @@
  * The workspace sandbox: which paths a tool may touch. Every file tool, bash's workdir and the MCP
  * server resolve paths here and nowhere else.
  */
-import { promises as fs, constants as fsConstants, lstatSync, realpathSync, type BigIntStats } from 'node:fs';
+import { promises as fs, constants as fsConstants, lstatSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Tool } from './tool.js';
 import { throwIfAborted } from './abort.js';
 import { statIfExists } from './files.js';
+import { stampOf, type FileStamp } from './read-tracker.js';
+import { tenantOf, standaloneTenant } from './tenant.js';
+
+export { toolOutputDir } from './output-store.js';
+
+export {
+  ReadTracker,
+  StaleFileError,
+  stampOf,
+  MAX_TRACKED_SESSIONS,
+  MAX_TRACKED_FILES_PER_SESSION,
+  type FileStamp,
+} from './read-tracker.js';
+/** The read tracker of tools initialised without a registry (each registry has its own: `registry.tenant.readTracker`). */
+export const readTracker = standaloneTenant.readTracker;
 
 /** Thrown when a path resolves outside every allowed root. */
 export class PathOutsideWorkspaceError extends Error {
@@ -31,8 +45,13 @@ export interface WorkspaceOptions {
   root: string;
   /** More roots where reads and writes are allowed. */
   additionalRoots?: string[];
-  /** Roots where only reads are allowed (e.g. the directory holding truncated tool output). */
+  /** Roots where only reads are allowed. */
   readOnlyRoots?: string[];
+  /**
+   * A read-only root that is a private directory (a tenant's saved outputs): taken by its own name,
+   * never followed if someone replaced it with a symlink, so it cannot widen the sandbox.
+   */
+  privateRoot?: string;
 }
 
 /** How a path is going to be used: writes are not allowed in read-only roots. */
@@ -85,9 +104,11 @@ export class Workspace {
     };
     const roots = [await make(options.root, true)];
     for (const r of options.additionalRoots ?? []) roots.push(await make(r, true));
-    for (const r of options.readOnlyRoots ?? []) {
-      await fs.mkdir(r, { recursive: true }).catch(() => undefined);
-      roots.push(await make(r, false));
+    for (const r of options.readOnlyRoots ?? []) roots.push(await make(r, false));
+    if (options.privateRoot) {
+      const given = path.resolve(options.privateRoot);
+      const real = path.join(await realpathAllowingMissing(path.dirname(given)), path.basename(given));
+      roots.push({ given: real, real, writable: false });
     }
     return new Workspace(roots);
   }
@@ -99,7 +120,8 @@ export class Workspace {
     const created = Workspace.create({
       root: workspaceRootFor(initCtx),
       additionalRoots: Array.isArray(initCtx.additionalRoots) ? initCtx.additionalRoots : [],
-      readOnlyRoots: [toolOutputDir()],
+      // The tenant's own saved outputs, and no one else's.
+      privateRoot: tenantOf(initCtx).outputs.dir,
     });
     contextCache.set(initCtx, created);
     created.catch(() => contextCache.delete(initCtx));
@@ -291,11 +313,6 @@ export async function realpathAllowingMissing(p: string, hops = 0): Promise<stri
   return path.join(await realpathAllowingMissing(parent, hops), path.basename(p));
 }
 
-/** Where truncated tool output is kept (readable by the read tool). `TOOLBELT_OUTPUT_DIR` overrides. */
-export function toolOutputDir(): string {
-  return path.resolve(process.env.TOOLBELT_OUTPUT_DIR || path.join(os.tmpdir(), 'agent-toolbelt', 'tool-output'));
-}
-
 // ---------------------------------------------------------------------------------------------
 // Atomic writes
 // ---------------------------------------------------------------------------------------------
@@ -421,119 +438,4 @@ export async function withFileLock<T>(realPath: string, fn: () => Promise<T>): P
 /** How many files currently have a lock held or queued (for tests and diagnostics). */
 export function activeFileLocks(): number {
   return lockTails.size;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Read tracking for stale-write checks
-// ---------------------------------------------------------------------------------------------
-
-/** What identifies one version of a file on disk. */
-export interface FileStamp {
-  mtimeNs: bigint;
-  size: bigint;
-  ino: bigint;
-}
-
-/** Reduces a bigint stat to the fields that tell versions apart. */
-export function stampOf(st: BigIntStats): FileStamp {
-  return { mtimeNs: st.mtimeNs, size: st.size, ino: st.ino };
-}
-
-interface ReadRecord {
-  stamp: FileStamp;
-  /** When the read happened (ms since epoch). */
-  at: number;
-}
-
-/** Thrown by `assertFresh` when a file was not read, or changed since it was read. */
-export class StaleFileError extends Error {
-  constructor(
-    message: string,
-    readonly filePath: string,
-    readonly reason: 'not-read' | 'changed',
-  ) {
-    super(message);
-    this.name = 'StaleFileError';
-  }
-}
-
-/** Upper bounds so a long-lived host cannot grow the tracker without limit (oldest dropped first). */
-export const MAX_TRACKED_SESSIONS = 1000;
-export const MAX_TRACKED_FILES_PER_SESSION = 10000;
-
-/**
- * Which files each agent session has read, and what they looked like then. write/edit on an
- * existing file call `assertFresh` first, and `record` after their own write, so a session can
- * edit the same file again and again without re-reading it, while a change made by anyone else
- * (another session, the user, a formatter) forces a fresh read.
- */
-export class ReadTracker {
-  private readonly sessions = new Map<string, Map<string, ReadRecord>>();
-
-  /** Records that `session` has seen `realPath` as it is described by `stamp`. */
-  record(session: string, realPath: string, stamp: FileStamp): void {
-    let files = this.sessions.get(session);
-    if (files) this.sessions.delete(session);
-    else files = new Map();
-    this.sessions.set(session, files); // most recently used last
-    files.delete(realPath);
-    files.set(realPath, { stamp, at: Date.now() });
-    if (files.size > MAX_TRACKED_FILES_PER_SESSION) files.delete(files.keys().next().value as string);
-    if (this.sessions.size > MAX_TRACKED_SESSIONS) this.sessions.delete(this.sessions.keys().next().value as string);
-  }
-
-  /** Stats `realPath` now and records it for `session`. */
-  async recordNow(session: string, realPath: string): Promise<void> {
-    this.record(session, realPath, stampOf(await fs.stat(realPath, { bigint: true })));
-  }
-
-  /** When `session` last read `realPath`, if it did. */
-  lastRead(session: string, realPath: string): Date | undefined {
-    const r = this.sessions.get(session)?.get(realPath);
-    return r ? new Date(r.at) : undefined;
-  }
-
-  /**
-   * Throws `StaleFileError` unless `session` read `realPath` and the file is unchanged since.
-   * `shown` is the path as the model should see it in the message (default: `realPath`).
-   */
-  async assertFresh(session: string, realPath: string, shown = realPath): Promise<void> {
-    const rec = this.sessions.get(session)?.get(realPath);
-    if (!rec) {
-      throw new StaleFileError(
-        `File ${shown} has not been read in this session. Read it first with the read tool, then retry the change.`,
-        realPath,
-        'not-read',
-      );
-    }
-    const now = stampOf(await fs.stat(realPath, { bigint: true }));
-    if (now.mtimeNs !== rec.stamp.mtimeNs || now.size !== rec.stamp.size || now.ino !== rec.stamp.ino) {
-      throw new StaleFileError(
-        `File ${shown} has changed on disk since it was read (${clock(rec.at)}). Read it again before editing.`,
-        realPath,
-        'changed',
-      );
-    }
-  }
-
-  /**
-   * Like `assertFresh`, but a file `session` never read passes: for tools that move or delete a
-   * whole file, which must not act on a version newer than the one the session saw.
-   */
-  async assertFreshIfRead(session: string, realPath: string, shown = realPath): Promise<void> {
-    if (this.sessions.get(session)?.has(realPath)) await this.assertFresh(session, realPath, shown);
-  }
-
-  /** Forgets everything `session` read (call when a session ends). */
-  forget(session: string): void {
-    this.sessions.delete(session);
-  }
-}
-
-/** The process-wide tracker the built-in file tools share. */
-export const readTracker = new ReadTracker();
-
-function clock(ms: number): string {
-  const d = new Date(ms);
-  return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
 }

@@ -35,7 +35,9 @@ async function run({ registry, initCtx, grant }: Setup, values: Values, position
     );
   }
   const sessionID = sessionArg ?? `cli-${randomUUID()}`;
-  const session = sessionArg ? await PersistedSession.open(sessionArg, initCtx) : undefined;
+  const session = sessionArg
+    ? await PersistedSession.open(sessionArg, initCtx, registry.tenant.readTracker)
+    : undefined;
 
   const controller = new AbortController();
   const onSignal = () => controller.abort(new Error('interrupted by the user'));

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile, rename } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { readTracker, type FileStamp } from '../workspace.js';
+import type { FileStamp, ReadTracker } from '../workspace.js';
 import type { Tool } from '../tool.js';
 
 /** Session ids `--session` accepts (they name a state file). */
@@ -17,7 +17,7 @@ export const MAX_SESSION_FILES = 10_000;
 /**
  * A `--session` whose read-before-edit records outlive the process: files the session has read
  * (with their size/mtime/inode) are saved in the OS temp directory and given back to the shared
- * read tracker on the next run, so `toolbelt run read` then `toolbelt run edit` works.
+ * registry's read tracker on the next run, so `toolbelt run read` then `toolbelt run edit` works.
  */
 export class PersistedSession {
   private readonly files = new Map<string, FileStamp>();
@@ -27,7 +27,7 @@ export class PersistedSession {
     private readonly file: string,
   ) {}
 
-  static async open(id: string, initCtx: Tool.InitContext): Promise<PersistedSession> {
+  static async open(id: string, initCtx: Tool.InitContext, readTracker: ReadTracker): Promise<PersistedSession> {
     const root = String(initCtx.workspaceRoot ?? initCtx.workingDir ?? process.cwd());
     const dir =
       process.env.TOOLBELT_STATE_DIR ?? path.join(os.tmpdir(), `agent-toolbelt-${os.userInfo().uid}`, 'sessions');

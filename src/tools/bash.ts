@@ -4,9 +4,8 @@
  * head and a tail, with the full text kept in a file.
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, promises as fs, readdirSync, readFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, promises as fs, readdirSync, readFileSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
@@ -14,7 +13,9 @@ import { Tool } from '../tool.js';
 import { Throttle } from '../progress.js';
 import { findExecutable } from '../files.js';
 import { descriptionBeside } from '../description.js';
-import { Workspace, toolOutputDir } from '../workspace.js';
+import { Workspace } from '../workspace.js';
+import { tenantOf } from '../tenant.js';
+import type { OutputStore } from '../output-store.js';
 import { classifyCommand, type DangerLevel } from './bash-danger.js';
 
 /** Default time limit for one command, in ms. */
@@ -111,6 +112,7 @@ export const BashTool = Tool.define<typeof parameters, BashMetadata>(
   },
   async (initCtx) => {
     const ws = await Workspace.fromInitContext(initCtx);
+    const outputs = tenantOf(initCtx).outputs;
     const shell = await findShell();
     return {
       description:
@@ -133,6 +135,7 @@ export const BashTool = Tool.define<typeof parameters, BashMetadata>(
           command: args.command,
           cwd,
           timeoutMs,
+          outputs,
           signal: ctx.abort,
           onProgress: (tail, chars) => ctx.metadata({ title, metadata: { output: tail, outputChars: chars } }),
         });
@@ -197,6 +200,8 @@ interface RunOptions {
   command: string;
   cwd: string;
   timeoutMs: number;
+  /** Where the full output goes when it is over the cap (the tenant's private directory). */
+  outputs: OutputStore;
   signal: AbortSignal;
   onProgress(tail: string, chars: number): void;
 }
@@ -229,7 +234,7 @@ async function runCommand(opts: RunOptions): Promise<RunResult> {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const out = new OutputAccumulator(MAX_OUTPUT_CHARS);
+  const out = new OutputAccumulator(MAX_OUTPUT_CHARS, opts.outputs);
   const streams = [child.stdout!, child.stderr!];
   const decoders = streams.map(() => new StringDecoder('utf8'));
 
@@ -389,7 +394,10 @@ class OutputAccumulator {
   /** The child's pipes are paused until the output file drains. */
   paused = false;
 
-  constructor(private readonly cap: number) {
+  constructor(
+    private readonly cap: number,
+    private readonly outputs: OutputStore,
+  ) {
     this.headCap = Math.floor(cap / 2);
     this.tailCap = cap - this.headCap;
   }
@@ -430,15 +438,18 @@ class OutputAccumulator {
   }
 
   private spill(sources: Readable[]): void {
-    const dir = toolOutputDir();
-    // Synchronous mkdir is fine: it happens once per truncated call.
+    // Synchronous create is fine: it happens once per truncated call. Exclusive, 0600, in the
+    // tenant's private directory (checked again before each save).
+    let fd: number | undefined;
     try {
-      mkdirSync(dir, { recursive: true });
+      ({ fd, file: this.filePath } = this.outputs.createSync('bash'));
     } catch (err) {
       this.fileError = err as Error;
     }
-    this.filePath = path.join(dir, `bash-${Date.now()}-${randomBytes(4).toString('hex')}.txt`);
-    this.file = createWriteStream(this.filePath, { encoding: 'utf8', mode: 0o600 });
+    this.file =
+      fd === undefined
+        ? createWriteStream('/dev/null', { flags: 'a' })
+        : createWriteStream('', { fd, encoding: 'utf8' });
     this.file.on('error', (err) => {
       this.fileError = err;
       for (const s of sources) s.resume();

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
 import { descriptionBeside } from '../description.js';
-import { Workspace, readTracker, withFileLock } from '../workspace.js';
+import { tenantOf } from '../tenant.js';
+import { Workspace, withFileLock } from '../workspace.js';
 
 /** Most entries one recursive delete removes; a bigger tree is refused before anything is removed. */
 export const MAX_DELETE_ENTRIES = 10_000;
@@ -31,6 +32,7 @@ export const DeleteTool = Tool.define(
   },
   async (initCtx) => {
     const ws = await Workspace.fromInitContext(initCtx);
+    const readTracker = tenantOf(initCtx).readTracker;
     return {
       description: 'Delete a file, or a directory with recursive: true. Cannot be undone.',
       parameters,

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
 import { descriptionBeside } from '../description.js';
-import { Workspace, atomicWriteFile, readTracker, withFileLock } from '../workspace.js';
+import { tenantOf } from '../tenant.js';
+import { Workspace, atomicWriteFile, withFileLock } from '../workspace.js';
 import { statIfExists } from '../files.js';
 import { diffOfReplacements, type DiffSummary } from '../diff.js';
 import { exactByteEdit } from './edit-bytes.js';
@@ -45,6 +46,7 @@ export const EditTool = Tool.define(
   },
   async (initCtx) => {
     const ws = await Workspace.fromInitContext(initCtx);
+    const readTracker = tenantOf(initCtx).readTracker;
     return {
       description:
         'Replace oldString with newString in a file (exact match first, then whitespace/indentation-tolerant matching).',

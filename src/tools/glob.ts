@@ -21,6 +21,7 @@ import {
 } from './search-common.js';
 import { PROGRESS_INTERVAL_MS, throttle } from '../progress.js';
 import { saveFullOutput } from '../truncate.js';
+import { tenantOf } from '../tenant.js';
 import { abortedMessage, throwIfAborted } from '../abort.js';
 
 /** Paths returned at most; the newest are kept. */
@@ -57,6 +58,7 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>(
   },
   async (initCtx) => {
     const ws = await Workspace.fromInitContext(initCtx);
+    const outputs = tenantOf(initCtx).outputs;
     const progressMs =
       typeof initCtx.progressIntervalMs === 'number' ? initCtx.progressIntervalMs : PROGRESS_INTERVAL_MS;
     return {
@@ -137,7 +139,11 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>(
         const metadata: GlobMetadata = { count: sorted.length, shown: shown.length, truncated };
         // A cut list keeps the rest within reach: every path goes to a file the model can read.
         if (truncated)
-          metadata.fullListPath = await saveFullOutput(sorted.map((f) => ws.display(f.path)).join('\n') + '\n', 'glob');
+          metadata.fullListPath = await saveFullOutput(
+            sorted.map((f) => ws.display(f.path)).join('\n') + '\n',
+            'glob',
+            outputs,
+          );
         if (sorted.length === 0) {
           return {
             title,

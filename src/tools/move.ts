@@ -7,7 +7,8 @@ import path from 'node:path';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
 import { descriptionBeside } from '../description.js';
-import { Workspace, readTracker, withFileLock } from '../workspace.js';
+import { tenantOf } from '../tenant.js';
+import { Workspace, withFileLock } from '../workspace.js';
 
 const parameters = z.object({
   from: z.string().describe('Path of the file or directory to move: absolute, or relative to the workspace root.'),
@@ -27,6 +28,7 @@ export const MoveTool = Tool.define(
   },
   async (initCtx) => {
     const ws = await Workspace.fromInitContext(initCtx);
+    const readTracker = tenantOf(initCtx).readTracker;
     return {
       description: 'Move or rename a file or directory inside the workspace.',
       parameters,

@@ -10,7 +10,8 @@ import { z } from 'zod';
 import { Tool } from '../tool.js';
 import { formatBytes } from '../format.js';
 import { descriptionBeside } from '../description.js';
-import { Workspace, readTracker, stampOf } from '../workspace.js';
+import { tenantOf } from '../tenant.js';
+import { Workspace, stampOf } from '../workspace.js';
 import { statIfExists } from '../files.js';
 import { levenshteinRatio } from '../similarity.js';
 import { LineCounts, countNewlinesBefore, findTailStart } from './read-tail.js';
@@ -131,6 +132,7 @@ export const ReadTool = Tool.define(
   },
   async (initCtx) => {
     const ws = await Workspace.fromInitContext(initCtx);
+    const readTracker = tenantOf(initCtx).readTracker;
     const lineCounts = new LineCounts();
     return {
       description:

@@ -5,11 +5,12 @@
 import { z } from 'zod';
 import { Tool } from '../tool.js';
 import { descriptionBeside } from '../description.js';
+import { standaloneTenant, tenantOf, type Tenant } from '../tenant.js';
 
 declare module '../tool.js' {
   namespace Tool {
     interface InitContext {
-      /** todowrite/todoread: the store to keep lists in (e.g. one per tenant); default `defaultTodoStore`. */
+      /** todowrite/todoread: the store to keep lists in (e.g. one per tenant); default: the registry's own store (`todoStoreOf(registry.tenant)`). */
       todoStore?: TodoStore;
     }
   }
@@ -74,8 +75,15 @@ export class TodoStore {
   }
 }
 
-/** The store used unless `initCtx.todoStore` provides another (e.g. one per tenant). */
-export const defaultTodoStore = new TodoStore();
+const TODO_SLOT = Symbol('todo-store');
+
+/** The todo store of tools initialised without a registry (each registry has its own, see `todoStoreOf`). */
+export const defaultTodoStore = standaloneTenant.slot(TODO_SLOT, () => new TodoStore());
+
+/** The todo store of a registry's tenant (e.g. `todoStoreOf(registry.tenant).get(sessionID)`). */
+export function todoStoreOf(tenant: Tenant): TodoStore {
+  return tenant.slot(TODO_SLOT, () => new TodoStore());
+}
 
 const todoItem = z.object({
   id: z.string().describe('A short id, unique within the list (e.g. "1", "2", "tests").'),
@@ -139,7 +147,7 @@ export const TodoReadTool = Tool.define<typeof readParameters, TodoMetadata>(
 // ---------------------------------------------------------------------------------------------
 
 function storeFor(initCtx: Tool.InitContext): TodoStore {
-  return initCtx.todoStore instanceof TodoStore ? initCtx.todoStore : defaultTodoStore;
+  return initCtx.todoStore instanceof TodoStore ? initCtx.todoStore : todoStoreOf(tenantOf(initCtx));
 }
 
 function sessionOf(ctx: Tool.Context): string {

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
 import { descriptionBeside } from '../description.js';
-import { Workspace, atomicWriteFile, readTracker, withFileLock } from '../workspace.js';
+import { tenantOf } from '../tenant.js';
+import { Workspace, atomicWriteFile, withFileLock } from '../workspace.js';
 import { statIfExists } from '../files.js';
 import { unifiedDiff } from '../diff.js';
 
@@ -28,6 +29,7 @@ export const WriteTool = Tool.define(
   },
   async (initCtx) => {
     const ws = await Workspace.fromInitContext(initCtx);
+    const readTracker = tenantOf(initCtx).readTracker;
     return {
       description: 'Create a file or replace its whole content (atomically); an existing file must be read first.',
       parameters,

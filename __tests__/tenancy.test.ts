@@ -1,0 +1,136 @@
+/**
+ * Tenancy and the tool-output directory: two registries are two worlds (read tracker, todo lists,
+ * saved outputs, default session), and the directory of saved outputs is private to the registry
+ * that made it (0700, never a followed symlink, files 0600), so no one can widen what read may read.
+ */
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { lstat, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { Tool, createRegistry, registerBuiltinTools, type ToolRegistryImpl } from '../src/index.js';
+import { tempDir } from './helpers.js';
+
+let base: { dir: string; cleanup: () => Promise<void> };
+let ws: string;
+
+const Big = Tool.define('big', {
+  description: 'prints a lot',
+  parameters: z.object({ marker: z.string() }),
+  execute: async (a) => ({
+    title: 'big',
+    metadata: {},
+    output: Array.from({ length: 3000 }, (_, i) => `${a.marker} ${i}`).join('\n'),
+  }),
+});
+
+function world(options: Parameters<typeof createRegistry>[0] = {}): ToolRegistryImpl {
+  return registerBuiltinTools(createRegistry(options)).register(Big, { permissions: { required: [] } });
+}
+
+beforeAll(async () => {
+  base = await tempDir('tenancy-');
+  ws = path.join(base.dir, 'ws');
+  await mkdir(ws);
+  await writeFile(path.join(ws, 'a.txt'), 'alpha\n');
+});
+afterAll(() => base.cleanup());
+
+describe('two registries are two worlds', () => {
+  it('a file read in one registry does not count as read in the other', async () => {
+    const init = { workspaceRoot: ws };
+    const a = world();
+    const b = world();
+    expect((await a.execute('read', { filePath: 'a.txt' }, { sessionID: 's' }, init)).success).toBe(true);
+    const inB = await b.execute(
+      'edit',
+      { filePath: 'a.txt', oldString: 'alpha', newString: 'beta' },
+      { sessionID: 's' },
+      init,
+    );
+    expect(inB.success).toBe(false);
+    expect(inB.error).toMatch(/has not been read in this session/);
+    const inA = await a.execute(
+      'edit',
+      { filePath: 'a.txt', oldString: 'alpha', newString: 'beta' },
+      { sessionID: 's' },
+      init,
+    );
+    expect(inA.error).toBeUndefined();
+    expect(await readFile(path.join(ws, 'a.txt'), 'utf8')).toBe('beta\n');
+  });
+
+  it('todo lists of one session id are separate per registry, also for calls that name no session', async () => {
+    const a = world();
+    const b = world();
+    const todos = [{ id: '1', content: 'only in A', status: 'pending' }];
+    await a.execute('todowrite', { todos }, { sessionID: 's' });
+    await a.execute('todowrite', { todos }, {});
+    expect((await a.execute('todoread', {}, { sessionID: 's' })).result.output).toContain('only in A');
+    expect((await b.execute('todoread', {}, { sessionID: 's' })).result.output).not.toContain('only in A');
+    expect((await b.execute('todoread', {}, {})).result.output).not.toContain('only in A');
+    expect(a.tenant.id).not.toBe(b.tenant.id);
+  });
+
+  it('a saved output is readable by the registry that produced it and by no other', async () => {
+    const init = { workspaceRoot: ws };
+    const a = world();
+    const b = world();
+    const cut = await a.execute('big', { marker: 'TENANT-A-SECRET' }, {}, init);
+    const saved = cut.result.metadata.outputPath as string;
+    expect(path.dirname(saved)).toBe(a.tenant.outputs.dir);
+    expect(a.tenant.outputs.dir).not.toBe(b.tenant.outputs.dir);
+    const own = await a.execute('read', { filePath: saved, offset: 2999, limit: 1 }, {}, init);
+    expect(own.result.output).toContain('TENANT-A-SECRET 2998');
+    const other = await b.execute('read', { filePath: saved }, {}, init);
+    expect(other.success).toBe(false);
+    expect(other.error).toMatch(/outside the workspace/);
+    expect(other.error).not.toContain('TENANT-A-SECRET');
+    const grepped = await b.execute('grep', { pattern: 'TENANT-A-SECRET', path: path.dirname(saved) }, {}, init);
+    expect(grepped.success).toBe(false);
+  });
+});
+
+describe('the tool-output directory is private', () => {
+  it('is made 0700 with files 0600, owned by this user', async () => {
+    const r = world();
+    const cut = await r.execute('big', { marker: 'm' }, {});
+    const saved = cut.result.metadata.outputPath as string;
+    const dirStat = await lstat(path.dirname(saved));
+    const fileStat = await lstat(saved);
+    expect({ dir: (dirStat.mode & 0o777).toString(8), file: (fileStat.mode & 0o777).toString(8) }).toEqual({
+      dir: '700',
+      file: '600',
+    });
+    expect(dirStat.uid).toBe(process.getuid!());
+  });
+
+  it('a symlink planted where the directory will be is never followed: nothing saved there, nothing readable through it', async () => {
+    const init = { workspaceRoot: ws };
+    const r = world();
+    // The attacker wins the race to the (private, random) name and points it at /.
+    await symlink('/', r.tenant.outputs.dir);
+    const viaLink = await r.execute('read', { filePath: path.join(r.tenant.outputs.dir, 'etc', 'passwd') }, {}, init);
+    expect(viaLink.success).toBe(false);
+    expect(viaLink.error).toMatch(/outside the workspace/);
+    const cut = await r.execute('big', { marker: 'x' }, {}, init);
+    expect(cut.result.metadata.outputPath).toBeUndefined();
+    expect(cut.result.output).toMatch(/could not be saved: The tool-output directory .* is a symbolic link/);
+    const bash = await r.execute('bash', { command: 'seq 1 20000', description: 'many lines' }, {}, init);
+    expect(bash.result.metadata.outputPath).toBeUndefined();
+    expect(bash.result.output).toMatch(/could not be saved \(The tool-output directory .* is a symbolic link/);
+  });
+
+  it('a directory someone else made open (or a file) in its place is refused', async () => {
+    const dir = path.join(base.dir, 'shared-out');
+    await mkdir(dir, { mode: 0o777 });
+    const { chmod } = await import('node:fs/promises');
+    await chmod(dir, 0o777);
+    const r = world({ truncate: { outputDir: dir } });
+    const cut = await r.execute('big', { marker: 'x' }, {});
+    expect(cut.result.output).toMatch(/is open to other users \(mode 777\)/);
+    const fileInPlace = path.join(base.dir, 'not-a-dir');
+    await writeFile(fileInPlace, '');
+    const r2 = world({ truncate: { outputDir: fileInPlace } });
+    expect((await r2.execute('big', { marker: 'x' }, {})).result.output).toMatch(/is not a directory/);
+  });
+});
