@@ -3,7 +3,7 @@
  * while walking so ignored trees are never entered), the include-glob matcher, brace expansion,
  * newest-first ordering and throttled progress. Each mechanism lives here once.
  */
-import { promises as fs, statSync } from 'node:fs';
+import { promises as fs, statSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import ignoreFactory, { type Ignore } from 'ignore';
 import type { Workspace } from '../workspace.js';
@@ -31,6 +31,46 @@ export function isIgnoreFileName(name: string): boolean {
 /** Version-control directories that are never walked (they are implementation detail, not source). */
 export const VCS_DIRS: ReadonlySet<string> = new Set(['.git', '.hg', '.svn', '.jj']);
 
+/** Bytes read from one ignore file at most; the rest (and a line cut by the cap) is not used. */
+export const MAX_IGNORE_FILE_BYTES = 1024 * 1024;
+
+/** Opening never blocks (a FIFO would hold a thread-pool thread forever) and never follows a symlink. */
+const IGNORE_OPEN_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | (fsConstants.O_NOFOLLOW ?? 0);
+
+/**
+ * Reads one ignore file, or undefined when it must not be read. Only a regular file is read: a
+ * FIFO, device or socket is skipped without blocking, and a symlink is not followed (as git does
+ * since 2.32), so a link to /dev/zero or to a file outside the workspace gives no rules. At most
+ * MAX_IGNORE_FILE_BYTES are read; a line cut by the cap is dropped.
+ */
+export async function readIgnoreFile(file: string): Promise<string | undefined> {
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(file, IGNORE_OPEN_FLAGS);
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = await handle.stat();
+    if (!st.isFile()) return undefined;
+    const size = Math.min(st.size, MAX_IGNORE_FILE_BYTES);
+    const buf = Buffer.alloc(size);
+    let got = 0;
+    while (got < size) {
+      const { bytesRead } = await handle.read(buf, got, size - got, got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+    }
+    let text = buf.subarray(0, got).toString('utf8');
+    if (st.size > MAX_IGNORE_FILE_BYTES) text = text.slice(0, text.lastIndexOf('\n') + 1);
+    return text;
+  } catch {
+    return undefined;
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
 /** Most alternatives one brace expression may expand to (`{a,b}{c,d}` counts 4). */
 export const MAX_BRACE_EXPANSIONS = 256;
 
@@ -53,13 +93,8 @@ async function readDirRules(dir: string, names?: ReadonlySet<string>): Promise<D
   const lines: string[] = [];
   for (const name of IGNORE_FILE_NAMES) {
     if (names && !names.has(name)) continue;
-    let text: string;
-    try {
-      text = await fs.readFile(path.join(dir, name), 'utf8');
-    } catch {
-      continue; // missing, a directory, unreadable: no rules from it
-    }
-    lines.push(...text.split(/\r?\n/));
+    const text = await readIgnoreFile(path.join(dir, name));
+    if (text !== undefined) lines.push(...text.split(/\r?\n/));
   }
   const effective = lines.filter((l) => l.trim() !== '' && !l.startsWith('#'));
   if (effective.length === 0) return null;
