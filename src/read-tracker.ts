@@ -16,6 +16,11 @@ export function stampOf(st: BigIntStats): FileStamp {
   return { mtimeNs: st.mtimeNs, size: st.size, ino: st.ino };
 }
 
+/** Whether two stamps describe the same version of a file. */
+export function sameStamp(a: FileStamp, b: FileStamp): boolean {
+  return a.mtimeNs === b.mtimeNs && a.size === b.size && a.ino === b.ino;
+}
+
 interface ReadRecord {
   stamp: FileStamp;
   /** When the read happened (ms since epoch). */
@@ -72,9 +77,10 @@ export class ReadTracker {
 
   /**
    * Throws `StaleFileError` unless `session` read `realPath` and the file is unchanged since.
-   * `shown` is the path as the model should see it in the message (default: `realPath`).
+   * `shown` is the path as the model should see it in the message (default: `realPath`); `current`,
+   * when the caller already has the file's stamp (from the descriptor it reads), is used instead of a stat.
    */
-  async assertFresh(session: string, realPath: string, shown = realPath): Promise<void> {
+  async assertFresh(session: string, realPath: string, shown = realPath, current?: FileStamp): Promise<void> {
     const rec = this.sessions.get(session)?.get(realPath);
     if (!rec) {
       throw new StaleFileError(
@@ -83,8 +89,8 @@ export class ReadTracker {
         'not-read',
       );
     }
-    const now = stampOf(await fs.stat(realPath, { bigint: true }));
-    if (now.mtimeNs !== rec.stamp.mtimeNs || now.size !== rec.stamp.size || now.ino !== rec.stamp.ino) {
+    const now = current ?? stampOf(await fs.stat(realPath, { bigint: true }));
+    if (!sameStamp(now, rec.stamp)) {
       throw new StaleFileError(
         `File ${shown} has changed on disk since it was read (${clock(rec.at)}). Read it again before editing.`,
         realPath,

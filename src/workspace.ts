@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Tool } from './tool.js';
 import { throwIfAborted } from './abort.js';
 import { statIfExists } from './files.js';
-import { stampOf, type FileStamp } from './read-tracker.js';
+import { stampOf, sameStamp, StaleFileError, type FileStamp } from './read-tracker.js';
 import { tenantOf, standaloneTenant } from './tenant.js';
 
 export { toolOutputDir } from './output-store.js';
@@ -323,6 +323,14 @@ export interface AtomicWriteOptions {
   mode?: number;
   /** Stops before the rename when aborted; the target is then untouched. */
   signal?: AbortSignal;
+  /**
+   * The version of the existing file the new content was made from: checked again just before the
+   * rename, so a write from outside during the read-modify-write makes this throw `staleMessage`
+   * (a StaleFileError) instead of being silently overwritten.
+   */
+  expect?: FileStamp;
+  /** The message when `expect` no longer matches. */
+  staleMessage?: string;
 }
 
 /** What `atomicWriteFile` did. */
@@ -370,6 +378,16 @@ export async function atomicWriteFile(
       await handle.close();
     }
     throwIfAborted(options.signal, 'The write was aborted before it was committed; the file is unchanged.');
+    if (options.expect) {
+      const now = await fs.stat(target, { bigint: true }).catch(() => undefined);
+      if (!now || !sameStamp(stampOf(now), options.expect)) {
+        throw new StaleFileError(
+          options.staleMessage ?? `${target} changed on disk while it was being rewritten; read it again and retry.`,
+          target,
+          'changed',
+        );
+      }
+    }
     if (existing) {
       await fs.rename(tmp, target);
     } else {

@@ -9,7 +9,8 @@ import { z } from 'zod';
 import { Tool } from '../tool.js';
 import { descriptionBeside } from '../description.js';
 import { tenantOf } from '../tenant.js';
-import { Workspace, atomicWriteFile, withFileLock } from '../workspace.js';
+import { Workspace, atomicWriteFile, withFileLock, stampOf } from '../workspace.js';
+import { decodeLossless, encodeLossless, hasEscapeRange } from '../lossless-text.js';
 import { statIfExists } from '../files.js';
 import { diffOfReplacements, type DiffSummary } from '../diff.js';
 import { exactByteEdit } from './edit-bytes.js';
@@ -20,6 +21,8 @@ export { DIFF_CONTEXT_LINES } from '../diff.js';
 export const MAX_CANDIDATE_LINES = 30;
 /** Match locations listed in an ambiguity error. */
 export const MAX_LISTED_MATCHES = 10;
+/** Largest file edit changes (the same as write's MAX_WRITE_BYTES): it is read, matched and rewritten in memory. */
+export const MAX_EDIT_FILE_BYTES = 50 * 1024 * 1024;
 
 const parameters = z.object({
   filePath: z.string().describe('Path of the file to edit: absolute, or relative to the workspace root.'),
@@ -89,17 +92,39 @@ export const EditTool = Tool.define(
             };
           }
           if (stat.isDirectory()) throw new Error(`${shown} is a directory; give the path of a file inside it.`);
-          await readTracker.assertFresh(ctx.sessionID, abs, shown);
-
-          const bytes = await fs.readFile(abs);
+          if (stat.size > MAX_EDIT_FILE_BYTES) {
+            throw new Error(
+              `${shown} is ${stat.size} bytes, above the ${MAX_EDIT_FILE_BYTES}-byte limit of edit. Change it with a command (e.g. sed through bash) or split the file.`,
+            );
+          }
+          if (hasEscapeRange(args.oldString) || hasEscapeRange(args.newString)) {
+            throw new Error(
+              'oldString or newString contains characters U+10FF00-U+10FFFF, which edit reserves for bytes that are not valid UTF-8. Remove them and retry.',
+            );
+          }
+          // The version read here is the one checked against the session's read and, again, just
+          // before the rename: a write from outside at any point in between makes the edit refuse.
+          const { bytes, stamp: version } = await readVersion(abs);
+          await readTracker.assertFresh(ctx.sessionID, abs, shown, version);
+          const staleMessage = `File ${shown} was changed on disk by someone else while it was being edited. Nothing was written; read it again before editing.`;
           const fast = exactByteEdit(bytes, args.oldString, args.newString, replaceAll, shown);
           if (fast) {
             if (ctx.abort.aborted) throw new Error('edit was aborted; the file is unchanged.');
-            const { stat: stamp } = await atomicWriteFile(abs, fast.data, { signal: ctx.abort });
+            const { stat: stamp } = await atomicWriteFile(abs, fast.data, {
+              signal: ctx.abort,
+              expect: version,
+              staleMessage,
+            });
             readTracker.record(ctx.sessionID, abs, stamp);
             return edited(shown, fast.diff, fast.replacements, fast.firstLine, 'exact');
           }
-          const raw = bytes.toString('utf8');
+          const decoded = decodeLossless(bytes);
+          if (!decoded) {
+            throw new Error(
+              `${shown} mixes bytes that are not valid UTF-8 with characters U+10FF00-U+10FFFF, so edit cannot change it without risking other bytes. Nothing was written; change it with a command (e.g. through bash) instead.`,
+            );
+          }
+          const raw = decoded.text;
           const bom = raw.charCodeAt(0) === 0xfeff ? '\uFEFF' : '';
           const body = bom ? raw.slice(1) : raw;
           // A consistently CRLF file is matched as LF and written back as CRLF; a mixed file is
@@ -157,7 +182,12 @@ export const EditTool = Tool.define(
           const firstLine = startLines[0];
           const final = bom + (crlf ? updated.replace(/\n/g, '\r\n') : updated);
           if (ctx.abort.aborted) throw new Error('edit was aborted; the file is unchanged.');
-          const { stat: stamp } = await atomicWriteFile(abs, final, { signal: ctx.abort });
+          // Bytes that were not valid UTF-8 go back exactly as they were.
+          const { stat: stamp } = await atomicWriteFile(abs, decoded.escaped ? encodeLossless(final) : final, {
+            signal: ctx.abort,
+            expect: version,
+            staleMessage: `File ${shown} was changed on disk by someone else while it was being edited. Nothing was written; read it again before editing.`,
+          });
           readTracker.record(ctx.sessionID, abs, stamp);
           return edited(shown, d, replacements, firstLine, matcher, score);
         });
@@ -194,6 +224,17 @@ function edited(
       truncated: false,
     },
   };
+}
+
+/** The file's bytes and the stamp of the version they are (from the descriptor they were read through). */
+async function readVersion(abs: string): Promise<{ bytes: Buffer; stamp: ReturnType<typeof stampOf> }> {
+  const handle = await fs.open(abs, 'r');
+  try {
+    const stamp = stampOf(await handle.stat({ bigint: true }));
+    return { bytes: await handle.readFile(), stamp };
+  } finally {
+    await handle.close();
+  }
 }
 
 function normaliseEol(s: string, crlf: boolean): string {
