@@ -8,12 +8,11 @@ import type http from 'node:http';
 import { Readable, pipeline } from 'node:stream';
 import zlib from 'node:zlib';
 import { z } from 'zod';
-import sanitizeHtml from 'sanitize-html';
-import TurndownService from 'turndown';
 import { Tool } from '../tool.js';
 import { formatBytes } from '../format.js';
 import { PROGRESS_INTERVAL_MS, Throttle } from '../progress.js';
 import { descriptionBeside } from '../description.js';
+import { convertHtml, ConvertTimeoutError, MAX_CONVERT_MS } from './html-convert.js';
 import { BlockedAddressError, guardedGet, policyFromInitContext, type CompiledPolicy } from '../net/ssrf.js';
 
 /** Largest body accepted, checked on Content-Length and on the (decompressed) bytes read. */
@@ -134,10 +133,22 @@ export const WebfetchTool = Tool.define(
       timeout: { managed: true, maxMs: (MAX_TIMEOUT_SECONDS + 5) * 1000 },
       annotations: { readOnlyHint: true, openWorldHint: true, idempotentHint: true, title: 'Fetch a web page' },
       async execute(args: z.infer<typeof parameters>, ctx: Tool.Context) {
-        const format: Format = args.format ?? 'markdown';
-        const timeoutSeconds = checkTimeout(args.timeout);
-        const start = parseUrl(args.url);
-        return fetchAndConvert(start, format, timeoutSeconds, policy, ctx);
+        // Credentials in a URL (user:password@) are used for the request but never shown: every text
+        // that leaves the tool, result or error, is scrubbed of them.
+        const secrets = credentialsIn(args.url);
+        try {
+          const format: Format = args.format ?? 'markdown';
+          const timeoutSeconds = checkTimeout(args.timeout);
+          const start = parseUrl(args.url);
+          // Progress (titles name the URL) is scrubbed the same way.
+          const quiet: Tool.Context = Object.assign(Object.create(ctx) as Tool.Context, {
+            metadata: (u: Tool.MetadataUpdate) =>
+              ctx.metadata(JSON.parse(scrubText(JSON.stringify(u), secrets)) as Tool.MetadataUpdate),
+          });
+          return scrubResult(await fetchAndConvert(start, format, timeoutSeconds, policy, quiet), secrets);
+        } catch (err) {
+          throw new Error(scrubText(err instanceof Error ? err.message : String(err), secrets));
+        }
       },
     };
   },
@@ -232,7 +243,8 @@ async function fetchAndConvert(
       format,
       redirects,
     };
-    return convert(body, mime, type.charset, format, url, metadata);
+    progress.phase = `converting the page to ${format}`;
+    return await convert(body, mime, type.charset, format, url, metadata, controller.signal);
   } catch (err) {
     if (controller.signal.aborted) {
       const reason = controller.signal.reason;
@@ -498,14 +510,15 @@ function sniff(body: Buffer): string {
   return head.length === 0 || printable / head.length > 0.9 ? 'text/plain' : 'application/octet-stream';
 }
 
-function convert(
+async function convert(
   body: Buffer,
   mime: string,
   charset: string | undefined,
   format: Format,
   url: URL,
   metadata: WebfetchMetadata,
-): Tool.Result<WebfetchMetadata> {
+  signal: AbortSignal,
+): Promise<Tool.Result<WebfetchMetadata>> {
   const kind = classify(mime);
   const title = `${url.href} (${mime || 'unknown type'})`;
   if (kind === 'image') {
@@ -519,7 +532,20 @@ function convert(
   if (kind === 'binary') throw new FetchFailure(binaryError(url, mime, body.length));
   const text = decode(body, charset ?? (kind === 'html' ? metaCharset(body) : undefined), mime);
   if (kind === 'text' || format === 'html') return { title, metadata, output: text };
-  const output = format === 'markdown' ? htmlToMarkdown(text, url) : htmlToText(text);
+  let output: string;
+  try {
+    output = format === 'markdown' ? await htmlToMarkdown(text, url, signal) : await htmlToText(text, signal);
+  } catch (err) {
+    if (signal.aborted) throw err;
+    const why =
+      err instanceof ConvertTimeoutError
+        ? `took longer than ${MAX_CONVERT_MS / 1000} s and was stopped`
+        : `failed (${(err as Error).message})`;
+    throw new FetchFailure(
+      `Converting ${url.href} (${formatBytes(body.length)} of HTML) to ${format} ${why}. ` +
+        'Fetch it with format="html" to get the raw page, or fetch a smaller or simpler page.',
+    );
+  }
   if (!output.trim() && text.trim()) {
     return {
       title,
@@ -545,91 +571,14 @@ function decode(body: Buffer, charset: string | undefined, _mime: string): strin
   }
 }
 
-const SANITIZE_OPTIONS: sanitizeHtml.IOptions = {
-  allowedTags: [
-    ...sanitizeHtml.defaults.allowedTags.filter((t) => !DROPPED_ELEMENTS.includes(t)),
-    'img',
-    'del',
-    'ins',
-    'details',
-    'summary',
-  ],
-  allowedAttributes: {
-    a: ['href', 'title'],
-    img: ['src', 'alt', 'title'],
-    code: ['class'],
-    pre: ['class'],
-    td: ['colspan', 'rowspan'],
-    th: ['colspan', 'rowspan'],
-  },
-  allowedSchemes: ['http', 'https', 'mailto', 'tel'],
-  nonTextTags: [...DROPPED_ELEMENTS],
-  // Page chrome marked by role, and content the page itself hides.
-  exclusiveFilter: (frame) =>
-    ['navigation', 'banner', 'contentinfo', 'search', 'dialog'].includes(
-      String(frame.attribs.role ?? '').toLowerCase(),
-    ) ||
-    'hidden' in frame.attribs ||
-    frame.attribs['aria-hidden'] === 'true',
-};
-
-/** Sanitises with links and images made absolute against `base`. */
-function sanitize(html: string, base: URL): string {
-  const absolute = (value: string | undefined) => {
-    if (!value) return value;
-    try {
-      return new URL(value, base).href;
-    } catch {
-      return value;
-    }
-  };
-  return sanitizeHtml(html, {
-    ...SANITIZE_OPTIONS,
-    transformTags: {
-      a: (tagName, attribs) => ({
-        tagName,
-        attribs: { ...attribs, ...(attribs.href ? { href: absolute(attribs.href)! } : {}) },
-      }),
-      img: (tagName, attribs) => ({
-        tagName,
-        attribs: { ...attribs, ...(attribs.src ? { src: absolute(attribs.src)! } : {}) },
-      }),
-    },
-  });
+/** HTML to markdown (sanitised: chrome, scripts and styles dropped), in a worker thread. */
+export function htmlToMarkdown(html: string, base: URL, signal?: AbortSignal): Promise<string> {
+  return convertHtml({ html, format: 'markdown', base: base.href, dropped: DROPPED_ELEMENTS, signal });
 }
 
-const turndown = new TurndownService({
-  headingStyle: 'atx',
-  codeBlockStyle: 'fenced',
-  bulletListMarker: '-',
-  emDelimiter: '_',
-  hr: '---',
-});
-
-/** HTML to markdown: sanitise (chrome, scripts and styles dropped), then turndown. */
-export function htmlToMarkdown(html: string, base: URL): string {
-  return turndown
-    .turndown(sanitize(html, base))
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
-}
-
-const BLOCK_TAG =
-  /<\/?(p|div|br|hr|li|ul|ol|dl|dt|dd|h[1-6]|tr|table|thead|tbody|section|article|main|aside|pre|blockquote|figure|figcaption|details|summary|address|caption)\b[^>]*>/gi;
-
-/** HTML to plain text: sanitise, break lines at block elements, strip tags, tidy whitespace. */
-export function htmlToText(html: string): string {
-  const blocks = sanitizeHtml(html, { ...SANITIZE_OPTIONS, allowedAttributes: {} }).replace(BLOCK_TAG, '\n$&');
-  const text = sanitizeHtml(blocks, { allowedTags: [], allowedAttributes: {} })
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&');
-  return text
-    .split('\n')
-    .map((line) => line.replace(/[ \t\f\v\u00a0]+/g, ' ').trim())
-    .join('\n')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
+/** HTML to plain text (sanitised, lines broken at block elements), in a worker thread. */
+export function htmlToText(html: string, signal?: AbortSignal): Promise<string> {
+  return convertHtml({ html, format: 'text', dropped: DROPPED_ELEMENTS, signal });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -644,6 +593,45 @@ function checkTimeout(timeout: number | undefined): number {
     );
   }
   return timeout;
+}
+
+/** The user and password parts of a URL (raw and decoded), to scrub from whatever is shown. */
+function credentialsIn(raw: unknown): string[] {
+  const m = /^\s*[a-z][a-z0-9+.-]*:\/\/([^/?#\s]*)@/i.exec(String(raw ?? ''));
+  if (!m) return [];
+  const out = new Set<string>();
+  for (const part of m[1].split(':')) {
+    if (part.length < 3) continue; // too short to scrub without mangling ordinary text
+    out.add(part);
+    try {
+      out.add(decodeURIComponent(part));
+    } catch {
+      // not percent-encoded
+    }
+  }
+  return [...out];
+}
+
+const URL_CREDENTIALS = /(\b[a-z][a-z0-9+.-]*:\/\/)[^/?#\s@]*@/gi;
+
+/** `text` with `scheme://user:pass@` shown as `scheme://***@` and the given secrets as `***`. */
+export function scrubText(text: string, secrets: readonly string[] = []): string {
+  let out = text.replace(URL_CREDENTIALS, '$1***@');
+  for (const secret of secrets) out = out.split(secret).join('***');
+  return out;
+}
+
+function scrubResult(result: Tool.Result<WebfetchMetadata>, secrets: readonly string[]): Tool.Result<WebfetchMetadata> {
+  const metadata = JSON.parse(scrubText(JSON.stringify(result.metadata), secrets)) as WebfetchMetadata;
+  return {
+    ...result,
+    title: scrubText(result.title, secrets),
+    output: scrubText(result.output, secrets),
+    metadata,
+    ...(result.attachments
+      ? { attachments: result.attachments.map((a) => (a.uri ? { ...a, uri: scrubText(a.uri, secrets) } : a)) }
+      : {}),
+  };
 }
 
 function parseUrl(raw: string): URL {
