@@ -8,6 +8,9 @@ import { IgnoreTree, VCS_DIRS } from './search-common.js';
 import type { CompiledPattern } from './grep-pattern.js';
 import type { FileAccumulator, SearchOptions } from './grep-results.js';
 
+/** Block size when the pattern runs on re2js: linear, but a pathological pattern costs microseconds per byte. */
+const AUTOMATON_BLOCK_BYTES = 8 * 1024;
+
 /** Files up to this size are searched in one piece by the JS backend; bigger ones in blocks. */
 export const JS_BLOCK_BYTES = 8 * 1024 * 1024;
 /** The JS backend yields to the event loop this often (abort, progress). */
@@ -25,14 +28,14 @@ export async function searchWithJs(o: SearchOptions): Promise<void> {
     sliceStart = performance.now();
     return !o.ctx.abort.aborted;
   };
-  const searchOne = (abs: string): void => {
-    const hit = searchFileSync(abs, o);
+  const searchOne = async (abs: string): Promise<void> => {
+    const hit = await searchFile(abs, o, maybeYield);
     o.collector.filesScanned++;
     if (hit) o.collector.addFile(abs, hit.acc, hit.mtime);
     o.report();
   };
   if (o.isFile) {
-    searchOne(o.target);
+    await searchOne(o.target);
     return;
   }
   const tree = await IgnoreTree.forWalk(o.top, o.target);
@@ -62,15 +65,25 @@ export async function searchWithJs(o: SearchOptions): Promise<void> {
       if (isDir) subdirs.push(abs);
       else if (!o.include || o.include.matches(path.relative(o.target, abs).split(path.sep).join('/'))) {
         if (!(await maybeYield())) return;
-        searchOne(abs);
+        await searchOne(abs);
       }
     }
     for (let i = subdirs.length - 1; i >= 0; i--) stack.push(subdirs[i]);
   }
 }
 
-/** Searches one file; null when it is binary (contains a NUL byte) or unreadable. */
-function searchFileSync(abs: string, o: SearchOptions): { acc: FileAccumulator; mtime: number } | null {
+/**
+ * Searches one file; null when it is binary (contains a NUL byte), unreadable, or the search was
+ * stopped. Reads are synchronous (cheaper than a thread-pool round trip), in blocks of whole lines
+ * with `pause()` between blocks, so a big file cannot hold the event loop. An automaton (re2js) is
+ * linear but slower per byte, so its blocks are smaller.
+ */
+async function searchFile(
+  abs: string,
+  o: SearchOptions,
+  pause: () => Promise<boolean>,
+): Promise<{ acc: FileAccumulator; mtime: number } | null> {
+  const blockBytes = o.compiled.automaton ? Math.min(o.blockBytes, AUTOMATON_BLOCK_BYTES) : o.blockBytes;
   let fd: number;
   try {
     fd = openSync(abs, 'r');
@@ -80,7 +93,7 @@ function searchFileSync(abs: string, o: SearchOptions): { acc: FileAccumulator; 
   try {
     const st = fstatSync(fd);
     const scanner = new LineScanner(o.compiled, o.before, o.after, o.collector.newFile());
-    if (st.size <= o.blockBytes) {
+    if (st.size <= blockBytes) {
       const buf = readFileSync(fd);
       if (buf.indexOf(0) !== -1) return null;
       scanner.block(buf, true);
@@ -88,8 +101,9 @@ function searchFileSync(abs: string, o: SearchOptions): { acc: FileAccumulator; 
     }
     // Large file: blocks of whole lines, so memory stays flat.
     let carry: Buffer | undefined;
-    const chunk = Buffer.allocUnsafe(o.blockBytes);
+    const chunk = Buffer.allocUnsafe(blockBytes);
     for (;;) {
+      if (!(await pause())) return null;
       const bytesRead = readSync(fd, chunk, 0, chunk.length, null);
       if (bytesRead === 0) break;
       let data = chunk.subarray(0, bytesRead);
@@ -140,11 +154,12 @@ class LineScanner {
     }
     const lines = text.split('\n');
     if (text.endsWith('\n')) lines.pop();
+    const hits = this.re.matchLines(text, lines);
     const first = this.nextLine;
     for (let i = 0; i < lines.length; i++) {
       const n = first + i;
       const line = lines[i];
-      if (this.re.line.test(line)) {
+      if (hits[i]) {
         for (let k = Math.max(this.lastEmitted + 1, n - this.before); k < n; k++) {
           const t = k >= first ? lines[k - first] : this.tail[this.tail.length - (first - k)];
           if (t !== undefined) this.emit(k, t, false);

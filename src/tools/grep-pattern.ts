@@ -2,15 +2,85 @@
  * grep's pattern dialect: the regex subset ripgrep and JavaScript read the same way, validated and
  * normalised once for both backends. No searching or output here.
  */
+import { RE2JS } from 're2js';
 
-/** A validated pattern: the source handed to both engines, and the JS regexes. */
+/** Something that tests a string: a linear-time re2js pattern, or a V8 RegExp for a plain literal. */
+interface Tester {
+  test(text: string): boolean;
+}
+
+/** A validated pattern: the source handed to both engines, and the JS backend's matchers. */
 export interface CompiledPattern {
   source: string;
   caseInsensitive: boolean;
   /** Tests one line (without its `\n`). */
-  line: RegExp;
+  line: Tester;
   /** Quick test of a whole block of lines (a superset: a hit is confirmed line by line). */
-  block: RegExp;
+  block: Tester;
+  /** True when the JS backend matches with re2js (linear time, slower per byte than V8). */
+  automaton: boolean;
+  /**
+   * Marks the lines of a block that match (`lines` is the block split at `\n`), in time linear in
+   * the block: each match found in the block is confirmed on its own line, then the search goes on
+   * from the next line.
+   */
+  matchLines(text: string, lines: string[]): Uint8Array;
+}
+
+/** The regex metacharacters: a pattern without them (once unescaped) is a plain literal. */
+const META = /[\\^$.*+?()[\]{}|]/;
+
+/**
+ * The JS backend's matchers for a validated pattern. Any pattern with regex syntax runs on re2js
+ * (an automaton: linear time, so `(a+)+$` cannot hang the process); a plain literal, which cannot
+ * backtrack, uses V8's faster literal search.
+ */
+function makeMatchers(
+  source: string,
+  caseInsensitive: boolean,
+): Pick<CompiledPattern, 'line' | 'block' | 'matchLines' | 'automaton'> {
+  const literal = source.replace(/\\([^a-zA-Z0-9])/g, '$1');
+  if (!META.test(literal) && !/\\[a-zA-Z0-9]/.test(source)) {
+    const escaped = literal.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
+    const re = new RegExp(escaped, `u${caseInsensitive ? 'i' : ''}`);
+    return {
+      line: re,
+      block: re,
+      automaton: false,
+      matchLines: (_text, lines) => Uint8Array.from(lines, (l) => (re.test(l) ? 1 : 0)),
+    };
+  }
+  const flags = caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0;
+  const line = RE2JS.compile(source, flags);
+  const block = RE2JS.compile(source, flags | RE2JS.MULTILINE);
+  return {
+    line,
+    block,
+    automaton: true,
+    matchLines(text, lines) {
+      const hits = new Uint8Array(lines.length);
+      const m = block.matcher(text);
+      let lineIdx = 0;
+      let lineStart = 0;
+      let pos = 0;
+      while (pos <= text.length && m.find(pos)) {
+        const at = m.start();
+        while (lineIdx < lines.length - 1 && lineStart + lines[lineIdx].length < at) {
+          lineStart += lines[lineIdx].length + 1;
+          lineIdx++;
+        }
+        if (lineIdx >= lines.length) break;
+        // A match that runs across a line break (\s, [^x]) counts only if the line matches on its own.
+        const lineEnd = lineStart + lines[lineIdx].length;
+        if (m.end() <= lineEnd || line.test(lines[lineIdx])) hits[lineIdx] = 1;
+        lineStart += lines[lineIdx].length + 1;
+        lineIdx++;
+        pos = lineStart;
+        if (lineIdx >= lines.length) break;
+      }
+      return hits;
+    },
+  };
 }
 
 /** Escapes both engines accept as-is outside a character class. */
@@ -76,9 +146,10 @@ export function compilePattern(pattern: string, caseInsensitive: boolean): Compi
     }
     out += c;
   }
-  const flags = caseInsensitive ? 'i' : '';
   try {
-    return { source: out, caseInsensitive, line: new RegExp(out, `su${flags}`), block: new RegExp(out, `msu${flags}`) };
+    // Both engines must accept it: ripgrep reads the same syntax as V8, the JS backend runs re2js.
+    new RegExp(out, `su${caseInsensitive ? 'i' : ''}`);
+    return { source: out, caseInsensitive, ...makeMatchers(out, caseInsensitive) };
   } catch (err) {
     return fail((err as Error).message.replace(/^Invalid regular expression: /, ''));
   }
