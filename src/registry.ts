@@ -8,7 +8,7 @@ import type { StructuredToolInterface } from '@langchain/core/tools';
 import { Tool } from './tool.js';
 import { assertPermissions, isAllowed, toGrantSet, type PermissionGrant, type ToolPermissions } from './permissions.js';
 import { loadDescription } from './description.js';
-import { runCall, type PipelineHost } from './pipeline/call.js';
+import { runCall, failCall, errorText, type PipelineHost } from './pipeline/call.js';
 import { Semaphore } from './pipeline/semaphore.js';
 import { DeadlineQueue } from './pipeline/deadlines.js';
 import type { OnToolResult, ToolEvent, ToolFinalUpdate, ToolStats } from './pipeline/types.js';
@@ -290,6 +290,21 @@ export class ToolRegistryImpl {
     initCtx?: Tool.InitContext,
     options: ExecuteOptions = {},
   ): Promise<ToolFinalUpdate> {
+    try {
+      return await this.executeSteps(id, args, ctx ?? {}, initCtx, options ?? {});
+    } catch (err) {
+      // A hostile context or options object: still one failed update, never a rejection.
+      return failCall(this.host, String(id), errorText(err, String(id)), { recordStats: false });
+    }
+  }
+
+  private async executeSteps(
+    id: string,
+    args: unknown,
+    ctx: Partial<Tool.Context>,
+    initCtx: Tool.InitContext | undefined,
+    options: ExecuteOptions,
+  ): Promise<ToolFinalUpdate> {
     const refusal = this.refusal(id, options.enabledPermissions);
     let tool: Tool.Initialized | undefined;
     let initError: string | undefined;
@@ -297,7 +312,7 @@ export class ToolRegistryImpl {
       try {
         tool = await this.initialized(id, initCtx ?? DEFAULT_INIT_CTX);
       } catch (err) {
-        initError = `Tool "${id}" could not be initialised: ${(err as Error).message}`;
+        initError = `Tool "${id}" could not be initialised: ${errorText(err, id)}`;
       }
     }
     const listeners: OnToolResult[] = [];
@@ -401,21 +416,8 @@ export class ToolRegistryImpl {
     callID: string | undefined,
     listeners: OnToolResult[],
   ): ToolFinalUpdate {
-    const now = Date.now();
-    const update: ToolFinalUpdate = {
-      status: 'error',
-      toolId: id,
-      callID: callID ?? randomUUID(),
-      result: { title: id, metadata: { error: message }, output: message },
-      timestamp: now,
-      success: false,
-      error: message,
-      durationMs: 0,
-    };
-    if (this.entries.has(id)) this.record(id, 0, message);
-    for (const l of listeners) l(update);
-    this.emit({ type: 'failed', toolId: id, callID: update.callID, update, timestamp: now });
-    return update;
+    // The pipeline's one failure path; an unknown tool leaves no statistics.
+    return failCall(this.host, id, message, { callID, listeners, recordStats: this.entries.has(id) });
   }
 
   private async initEntry(entry: RegistryEntry, initCtx: Tool.InitContext): Promise<Tool.Initialized> {

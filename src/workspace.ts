@@ -165,6 +165,17 @@ export class Workspace {
           `Path ${JSON.stringify(requested)} cannot be resolved: it goes through a symbolic link loop. Use a path without the looping link.`,
         );
       }
+      const shown = JSON.stringify(requested.length > 120 ? `${requested.slice(0, 120)}...` : requested);
+      if (code === 'ENAMETOOLONG') {
+        throw new Error(
+          `Path ${shown} (${requested.length} characters) is too long for the file system: each name may have at most 255 bytes and the whole path 4096. Use a shorter path.`,
+        );
+      }
+      if (code === 'EACCES' || code === 'EPERM') {
+        throw new Error(
+          `Path ${shown} cannot be resolved: permission denied on one of its directories. Use another path.`,
+        );
+      }
       throw err;
     }
     if (!allowed.some((r) => isWithin(real, r.real))) {

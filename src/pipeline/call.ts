@@ -57,6 +57,26 @@ export function runCall(host: PipelineHost, req: CallRequest): Promise<ToolFinal
   return new Call(host, req).run();
 }
 
+/**
+ * A call that fails before it can run (unknown tool, refused permission, init error), reported
+ * through the same failure path as every other failure: one final update to the listeners, one
+ * event, statistics when the tool exists (`recordStats`).
+ */
+export function failCall(
+  host: PipelineHost,
+  toolId: string,
+  message: string,
+  options: { callID?: string; listeners?: OnToolResult[]; recordStats?: boolean } = {},
+): ToolFinalUpdate {
+  const call = new Call(host, {
+    tool: { id: toolId } as Tool.Initialized,
+    args: undefined,
+    callID: options.callID,
+    listeners: options.listeners,
+  });
+  return call.failNow(message, options.recordStats ?? true);
+}
+
 const ABORT_EVENT_OPTIONS = { once: true } as const;
 
 /** Where a context keeps its call: a symbol, so it stays out of the tool-facing string keys. */
@@ -111,6 +131,10 @@ class Call {
   /** Set while the tool runs: stopping rejects the race directly (no signal listener per call). */
   declare private interrupt?: (err: Error) => void;
   declare private onCallerAbort?: () => void;
+  /** The final update, once there is one (a second failure returns it instead of reporting again). */
+  declare private final?: ToolFinalUpdate;
+  /** A call that never ran for an unknown tool leaves no statistics. */
+  declare private skipStats: boolean;
 
   constructor(host: PipelineHost, req: CallRequest) {
     this.host = host;
@@ -125,9 +149,23 @@ class Call {
     this.abortMessage = '';
     this.interrupt = undefined;
     this.onCallerAbort = undefined;
+    this.final = undefined;
+    this.skipStats = false;
   }
 
+  /**
+   * Runs the call; always resolves. Whatever goes wrong anywhere (a tool throwing a hostile value,
+   * a result with a throwing getter, a listener that throws) ends in `fail`, the one failure path.
+   */
   async run(): Promise<ToolFinalUpdate> {
+    try {
+      return await this.runSteps();
+    } catch (err) {
+      return this.final ?? this.fail(errorText(err, this.toolId));
+    }
+  }
+
+  private async runSteps(): Promise<ToolFinalUpdate> {
     const { host, req, toolId } = this;
     const tool = req.tool;
     if (host.listening)
@@ -137,7 +175,7 @@ class Call {
     try {
       args = parseArguments(toolId, tool.parameters, req.args);
     } catch (err) {
-      return this.fail((err as Error).message);
+      return this.fail(errorText(err, toolId));
     }
 
     const signals = this.watchCallerSignals();
@@ -254,20 +292,36 @@ class Call {
 
   private complete(result: Tool.Result): ToolFinalUpdate | Promise<ToolFinalUpdate> {
     const { toolId, host } = this;
-    if (!result || typeof result !== 'object' || typeof result.output !== 'string') {
+    // Each field is read once, into plain values: a result with throwing getters fails here (in
+    // run's one failure path), never later in a caller.
+    let output: unknown;
+    let title: unknown;
+    let metadata: Tool.Metadata;
+    let attachments: Tool.Attachment[] | undefined;
+    try {
+      if (!result || typeof result !== 'object') throw new Error('it is not an object');
+      output = result.output;
+      title = result.title;
+      const given: unknown = result.metadata;
+      metadata = given && typeof given === 'object' ? { ...(given as Tool.Metadata) } : {};
+      const att: unknown = result.attachments;
+      attachments = Array.isArray(att) && att.length ? [...(att as Tool.Attachment[])] : undefined;
+    } catch (err) {
+      return this.fail(
+        `Tool "${toolId}" returned a result that could not be read (${errorText(err, toolId)}). This is a bug in the tool.`,
+      );
+    }
+    if (typeof output !== 'string') {
       return this.fail(
         `Tool "${toolId}" returned an invalid result (expected { title, metadata, output }). This is a bug in the tool.`,
       );
     }
-    // The tool's metadata object is shared, not copied: the pipeline only adds to it when it
-    // truncates or reports an error, and copies it then.
-    const metadata = (result.metadata ?? {}) as Tool.Metadata;
     const final: Tool.Result = {
-      title: result.title ?? this.partial?.title ?? toolId,
+      title: typeof title === 'string' ? title : (this.partial?.title ?? toolId),
       metadata,
-      output: result.output,
+      output,
     };
-    if (result.attachments?.length) final.attachments = result.attachments;
+    if (attachments) final.attachments = attachments;
     if (result.structuredContent !== undefined) final.structuredContent = result.structuredContent;
     if (metadata.error) {
       // The model reads `output`; make sure it carries the error, whatever else the tool wrote.
@@ -304,7 +358,14 @@ class Call {
     return this.finish(undefined, final);
   }
 
+  /** Fails a call that never ran (see `failCall`). */
+  failNow(message: string, recordStats: boolean): ToolFinalUpdate {
+    this.skipStats = !recordStats;
+    return this.fail(message);
+  }
+
   private fail(message: string): ToolFinalUpdate {
+    if (this.final) return this.final;
     const { partial } = this;
     return this.finish(message, {
       title: partial?.title || this.toolId,
@@ -327,7 +388,8 @@ class Call {
       durationMs,
     } as ToolFinalUpdate;
     if (error !== undefined) update.error = error;
-    this.host.record(this.toolId, durationMs, error);
+    this.final = update;
+    if (!this.skipStats) this.host.record(this.toolId, durationMs, error);
     this.deliver(update);
     if (this.host.listening) {
       this.host.emit({
@@ -351,7 +413,7 @@ class Call {
         this.host.emit({
           type: 'warning',
           toolId: this.toolId,
-          message: `onToolResult listener threw: ${(err as Error).message}`,
+          message: `onToolResult listener threw: ${errorText(err, this.toolId)}`,
           timestamp: Date.now(),
         });
       }
@@ -359,12 +421,67 @@ class Call {
   }
 }
 
-function errorText(err: unknown, toolId: string): string {
-  if (err instanceof Error) return err.message || `Tool "${toolId}" failed with ${err.name}.`;
-  if (typeof err === 'string') return err;
+/** What a system call's error code means, in words a model can act on. */
+const SYSTEM_ERRORS: Record<string, string> = {
+  ENOENT: 'it does not exist',
+  EEXIST: 'something already exists there',
+  EACCES: 'permission denied',
+  EPERM: 'the operation is not permitted',
+  ENAMETOOLONG: 'a name is too long (at most 255 bytes per name, 4096 per path)',
+  ENOTDIR: 'a part of the path is not a directory',
+  EISDIR: 'it is a directory',
+  ENOTEMPTY: 'the directory is not empty',
+  EXDEV: 'it would cross file systems',
+  ENOSPC: 'the disk is full',
+  EMFILE: 'too many files are open',
+  EBUSY: 'it is busy',
+  EROFS: 'the file system is read-only',
+  ELOOP: 'it goes through too many symbolic links',
+  EINVAL: 'an argument is invalid',
+};
+
+function shortPath(p: unknown): string {
+  const s = String(p);
+  return JSON.stringify(s.length > 160 ? `${s.slice(0, 160)}...` : s);
+}
+
+/**
+ * The text of anything a tool threw, as a sentence; never throws, whatever the value (an Error
+ * from another realm, a system error, a string, null, a Symbol, a Proxy that throws on access).
+ */
+export function errorText(err: unknown, toolId: string): string {
+  const bug = 'This is a bug in the tool; try another way to get the result.';
   try {
-    return `Tool "${toolId}" failed: ${JSON.stringify(err)}`;
+    if (typeof err === 'string')
+      return err.trim() ? err : `Tool "${toolId}" failed with an empty error message. ${bug}`;
+    if (err !== null && typeof err === 'object') {
+      const e = err as {
+        message?: unknown;
+        code?: unknown;
+        syscall?: unknown;
+        path?: unknown;
+        dest?: unknown;
+        name?: unknown;
+      };
+      const code = e.code;
+      if (typeof code === 'string' && typeof e.syscall === 'string') {
+        const where =
+          e.path === undefined
+            ? ''
+            : ` of ${shortPath(e.path)}${e.dest === undefined ? '' : ` to ${shortPath(e.dest)}`}`;
+        return `Tool "${toolId}" failed: ${e.syscall}${where} was refused because ${SYSTEM_ERRORS[code] ?? 'the system reported an error'} (${code}). Check the arguments and try again.`;
+      }
+      const message = e.message;
+      if (typeof message === 'string' && message.trim()) {
+        // A bare word ("trap", "boom") is not something a model can act on: say whose failure it is.
+        return /\s/.test(message.trim()) ? message : `Tool "${toolId}" failed: ${message.trim()}. ${bug}`;
+      }
+      const json = JSON.stringify(err);
+      const name = typeof e.name === 'string' && e.name ? e.name : 'an error without a message';
+      return `Tool "${toolId}" failed with ${json && json !== '{}' ? json.slice(0, 500) : name}. ${bug}`;
+    }
+    return `Tool "${toolId}" failed with the value ${typeof err === 'symbol' ? err.toString() : String(err)}. ${bug}`;
   } catch {
-    return `Tool "${toolId}" failed.`;
+    return `Tool "${toolId}" failed with an error value that could not be read. ${bug}`;
   }
 }
