@@ -12,8 +12,10 @@ import { tempDir } from './helpers.js';
 import { ROOT, ensureDist } from './dist.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const KILLS = 20;
-const SIZE = 8 * 1024 * 1024;
+/** Kills in total, run in PARALLEL children at a time (each on its own file). */
+const KILLS = 50;
+const PARALLEL = 5;
+const SIZE = 2 * 1024 * 1024;
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -55,20 +57,30 @@ function runAndKill(target: string, nth: number, delayMs: number): Promise<void>
 
 describe('atomicWriteFile under SIGKILL', () => {
   it(`the target is always complete old or new content across ${KILLS} kills`, async () => {
-    const target = path.join(dir, 'big.txt');
-    await writeFile(target, Buffer.alloc(SIZE, 'A'));
     const A = Buffer.alloc(SIZE, 'A');
     const B = Buffer.alloc(SIZE, 'B');
     let midWrite = 0;
-    for (let i = 0; i < KILLS; i++) {
-      const tmpBefore = (await readdir(dir)).filter((n) => n.endsWith('.tmp')).length;
-      await runAndKill(target, 1 + (i % 3), i % 7);
-      const now = await readFile(target);
-      expect(now.length).toBe(SIZE);
-      expect(now.equals(A) || now.equals(B)).toBe(true);
-      // A leftover temp file proves this kill landed inside a write (the target still intact).
-      if ((await readdir(dir)).filter((n) => n.endsWith('.tmp')).length > tmpBefore) midWrite++;
-    }
+    let kills = 0;
+    // PARALLEL lanes, each its own directory and file, KILLS / PARALLEL kills each.
+    await Promise.all(
+      Array.from({ length: PARALLEL }, async (_, lane) => {
+        const laneDir = path.join(dir, `lane-${lane}`);
+        await mkdir(laneDir);
+        const target = path.join(laneDir, 'big.txt');
+        await writeFile(target, A);
+        for (let i = 0; i < KILLS / PARALLEL; i++) {
+          await runAndKill(target, 1 + (i % 3), (i + lane) % 7);
+          kills++;
+          const now = await readFile(target);
+          expect(now.length).toBe(SIZE);
+          expect(now.equals(A) || now.equals(B)).toBe(true);
+          // A leftover temp file proves this kill landed inside a write (the target still intact).
+          if ((await readdir(laneDir)).some((n) => n.endsWith('.tmp'))) midWrite++;
+        }
+      }),
+    );
+    console.log(`atomic-crash: ${kills} SIGKILLs during writes, ${midWrite} landed mid-write, 0 torn files`);
+    expect(kills).toBeGreaterThanOrEqual(50);
     expect(midWrite).toBeGreaterThan(0);
   });
 });

@@ -14,7 +14,8 @@ import { tempDir } from './helpers.js';
 
 /** Heartbeat period, and the gap that counts as the event loop having been blocked. */
 const TICK_MS = 10;
-const BLOCKED_GAP_MS = 250;
+// 500 ms, not the ~100 ms target: tests share a loaded 2-core machine (the unfixed code blocked for minutes).
+const BLOCKED_GAP_MS = 500;
 
 /** Starts a heartbeat; `stop()` returns the number of ticks, the gaps over BLOCKED_GAP_MS and the largest gap. */
 function heartbeat(): { stop: () => { ticks: number; blocked: number; maxGapMs: number } } {
