@@ -454,6 +454,34 @@ describe('webfetch: time', () => {
   });
 });
 
+describe('webfetch: credentials in URLs', () => {
+  it('never echoes user:password@ in results, progress or errors', async () => {
+    const secret = 'hunter2-S3cret';
+    const withCreds = base.replace('http://', `http://alice:${secret}@`);
+    const ctx = makeCtx();
+    const ok = await fetchLocal({ url: `${withCreds}/text` }, ctx);
+    const seen = JSON.stringify([ok.title, ok.output, ok.metadata, ctx.updates]);
+    expect(seen).not.toContain(secret);
+    expect(seen).toContain('***@');
+    for (const url of [
+      `${withCreds}/status?n=404`,
+      `${withCreds}/redirect?n=9`,
+      `http://bob:${secret}@ not a url`,
+    ]) {
+      const err = await fetchLocal({ url }).then(
+        (r) => JSON.stringify(r),
+        (e: Error) => e.message,
+      );
+      expect(err).not.toContain(secret);
+    }
+    const blocked = await fetchWith({}, { url: `${withCreds}/text` }).then(
+      (r) => JSON.stringify(r),
+      (e: Error) => e.message,
+    );
+    expect(blocked).not.toContain(secret);
+  });
+});
+
 describe('webfetch: redirects', () => {
   it('follows exactly 5 redirects, refuses the 6th', async () => {
     const ok = await fetchLocal({ url: `${base}/redirect?n=${MAX_REDIRECTS}` });
