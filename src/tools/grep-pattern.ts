@@ -39,10 +39,12 @@ function makeMatchers(
   source: string,
   caseInsensitive: boolean,
 ): Pick<CompiledPattern, 'line' | 'block' | 'matchLines' | 'automaton'> {
-  const literal = source.replace(/\\([^a-zA-Z0-9])/g, '$1');
-  if (!META.test(literal) && !/\\[a-zA-Z0-9]/.test(source)) {
-    const escaped = literal.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
-    const re = new RegExp(escaped, `u${caseInsensitive ? 'i' : ''}`);
+  // Plain literals, or a top-level alternation of them (`readFileSync|createRequire`): no
+  // quantifier or group, so V8 cannot backtrack badly; everything else goes to re2js.
+  const branches = source.split(/(?<!\\)\|/);
+  const plain = branches.every((b) => !META.test(b.replace(/\\[^a-zA-Z0-9]/g, '')) && !/\\[a-zA-Z0-9]/.test(b));
+  if (plain && branches.every((b) => b !== '')) {
+    const re = new RegExp(source, `u${caseInsensitive ? 'i' : ''}`);
     return {
       line: re,
       block: re,
