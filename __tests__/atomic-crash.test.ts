@@ -5,7 +5,7 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { spawn } from 'node:child_process';
-import { readFile, writeFile, readdir } from 'node:fs/promises';
+import { readFile, writeFile, readdir, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from './helpers.js';
