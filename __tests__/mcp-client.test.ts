@@ -72,6 +72,7 @@ describe('connectMcp over stdio (a real child process)', () => {
         'fx__crash',
         'fx__dotted_name_tool',
         'fx__echo',
+        'fx__env',
         'fx__fail',
         'fx__progress',
         'fx__remove_tool',
@@ -85,7 +86,7 @@ describe('connectMcp over stdio (a real child process)', () => {
     expect(echo.description).toBe('[fx] Echo text back');
     expect(registry.permissions('fx__echo')).toEqual({ required: ['read'], optional: [] });
     expect(registry.permissions('fx__sleep')).toEqual({ required: ['execute'], optional: [] });
-    expect(registry.enabled(['read'])).toEqual(['fx__echo', 'fx__weather']);
+    expect(registry.enabled(['read'])).toEqual(['fx__echo', 'fx__weather']); // both readOnlyHint
   });
 
   it('calls a tool through the pipeline and validates arguments against its JSON Schema', async () => {

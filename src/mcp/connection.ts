@@ -32,6 +32,8 @@ import type {
 export const MCP_STDERR_TAIL_CHARS = 2_000;
 /** How long (ms) a server that reported a transport error may take to answer a ping before it counts as dead. */
 export const MCP_LIVENESS_PING_MS = 1_500;
+/** How often (ms) a running call on an HTTP server pings it, so that a dead server fails the call within seconds. */
+export const MCP_LIVENESS_INTERVAL_MS = 1_000;
 /** Automatic reconnection defaults (when `reconnect: true`). */
 export const MCP_RECONNECT_DEFAULTS: Required<McpReconnectOptions> = {
   maxAttempts: 5,
@@ -245,6 +247,10 @@ export class McpServerConnection implements ToolSource {
     const opened = this.opened;
     if (!opened || this.state !== 'connected') throw new Error(this.unavailable(name));
     const timeout = this.config.timeoutMs ?? DEFAULT_MCP_TOOL_TIMEOUT_MS;
+    // An HTTP server that dies mid-call may end the response stream without an error the SDK
+    // reports, leaving the call to its timeout: ping it while the call runs instead.
+    const heartbeat =
+      opened.kind === 'stdio' ? undefined : setInterval(() => void this.probe(), MCP_LIVENESS_INTERVAL_MS);
     try {
       return (await opened.client.callTool({ name, arguments: args }, undefined, {
         signal: ctx.abort,
@@ -280,11 +286,16 @@ export class McpServerConnection implements ToolSource {
         );
       }
       throw new Error(`MCP tool "${name}" on server "${this.name}" failed: ${describeError(err)}`);
+    } finally {
+      clearInterval(heartbeat);
     }
   }
 
-  /** After a transport error: a server that does not answer a ping soon is dead, and its pending calls fail now. */
-  private async probe(cause: unknown): Promise<void> {
+  /**
+   * After a transport error (or on a running HTTP call's heartbeat): a server that does not
+   * answer a ping soon is dead, and its pending calls fail now.
+   */
+  private async probe(cause?: unknown): Promise<void> {
     const opened = this.opened;
     if (!opened || this.state !== 'connected' || this.probing) return;
     this.probing = true;
@@ -292,7 +303,8 @@ export class McpServerConnection implements ToolSource {
       await opened.client.ping({ timeout: MCP_LIVENESS_PING_MS });
     } catch (err) {
       if (this.opened === opened) {
-        this.lost(`the server stopped answering (${describeError(cause)}; ping: ${describeError(err)})`);
+        const after = cause === undefined ? '' : `${describeError(cause)}; `;
+        this.lost(`the server stopped answering (${after}ping: ${describeError(err)})`);
       }
     } finally {
       this.probing = false;

@@ -11,6 +11,8 @@ import type { McpPermissionsConfig, McpToolInfo } from './types.js';
 export const DEFAULT_MCP_TOOL_TIMEOUT_MS = 60_000;
 /** Default time limit (ms) of one imported tool call however much progress it reports (`maxTotalTimeoutMs`). */
 export const DEFAULT_MCP_MAX_TOTAL_TIMEOUT_MS = 600_000;
+/** How much later (ms) than the SDK's total timeout the pipeline's backstop stops an imported call. */
+const PIPELINE_BACKSTOP_MS = 1_000;
 /** Separator between the server name and the tool name in an imported tool's id. */
 export const MCP_NAME_SEPARATOR = '__';
 /** The longest tool id providers accept (OpenAI's function-name rule). */
@@ -91,8 +93,9 @@ export function importedTool({ server, id, info, maxTotalTimeoutMs, call }: Impo
     ...(info.title !== undefined ? { title: info.title } : {}),
     ...(info.outputSchema ? { outputJsonSchema: info.outputSchema } : {}),
     ...(info.annotations ? { annotations: info.annotations } : {}),
-    // The SDK's timeout (reset by progress) stops the call; the pipeline only enforces the total.
-    timeout: { managed: true, maxMs: maxTotalTimeoutMs },
+    // The SDK's timeout (reset by progress) stops the call and says why; the pipeline's limit is
+    // only a backstop, a little later so that the SDK's clearer error wins.
+    timeout: { managed: true, maxMs: maxTotalTimeoutMs + PIPELINE_BACKSTOP_MS },
     async execute(args, ctx) {
       return toResult(server, info.name, await call(info.name, args as Record<string, unknown>, ctx));
     },
