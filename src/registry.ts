@@ -109,6 +109,7 @@ export class ToolRegistryImpl {
   >();
   private readonly subscribers = new Set<(event: ToolEvent) => void>();
   private readonly ownedSources = new Set<ToolSource>();
+  private readonly disposers = new Set<() => Promise<void> | void>();
   private initCache = new WeakMap<Tool.InitContext, Map<string, Promise<Tool.Initialized>>>();
   private readonly semaphore: Semaphore;
   private defaultTimeoutMs: number;
@@ -344,6 +345,31 @@ export class ToolRegistryImpl {
   /** Gives up ownership of a source without closing it (a source releases itself when it closes). */
   release(source: ToolSource): void {
     this.ownedSources.delete(source);
+  }
+
+  /**
+   * Runs `fn` when the registry is disposed (bash's background jobs are killed this way); returns a
+   * function that cancels it.
+   */
+  onDispose(fn: () => Promise<void> | void): () => void {
+    this.disposers.add(fn);
+    return () => this.disposers.delete(fn);
+  }
+
+  /**
+   * Ends what the registry owns and would outlive it: background jobs are killed (whole process
+   * groups), tool sources (MCP connections) closed. Failures are collected, not thrown one by one.
+   */
+  async dispose(): Promise<void> {
+    const work = [...this.disposers].map((fn) => Promise.resolve().then(fn));
+    this.disposers.clear();
+    work.push(...[...this.ownedSources].map((s) => s.close()));
+    const failed = (await Promise.allSettled(work)).filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed.length) {
+      throw new Error(
+        `dispose(): ${failed.length} part(s) failed: ${failed.map((f) => String(f.reason?.message ?? f.reason)).join('; ')}`,
+      );
+    }
   }
 
   /** The tool sources this registry owns (MCP server connections), in the order they were adopted. */

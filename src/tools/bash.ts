@@ -4,7 +4,7 @@
  * head and a tail, with the full text kept in a file.
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream, promises as fs, readdirSync, readFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, promises as fs, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
@@ -17,6 +17,10 @@ import { Workspace } from '../workspace.js';
 import { tenantOf } from '../tenant.js';
 import type { OutputStore } from '../output-store.js';
 import { classifyCommand, type DangerLevel } from './bash-danger.js';
+import { delay, groupAlive, killProcessGroup } from './process-group.js';
+import { jobsFor, type BackgroundJob } from './bash-jobs.js';
+
+export { KILL_GRACE_MS, groupAlive, killProcessGroup } from './process-group.js';
 
 /** Default time limit for one command, in ms. */
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -24,8 +28,6 @@ export const DEFAULT_TIMEOUT_MS = 120_000;
 export const MAX_TIMEOUT_MS = 600_000;
 /** Output the model sees, in characters; above it the head and tail are kept and the rest goes to a file. */
 export const MAX_OUTPUT_CHARS = 30_000;
-/** After SIGTERM to the process group, how long before SIGKILL, in ms. */
-export const KILL_GRACE_MS = 200;
 /** How much of the latest output each progress report carries, in characters. */
 export const PROGRESS_TAIL_CHARS = 2_000;
 /**
@@ -82,6 +84,8 @@ export interface BashMetadata extends Tool.Metadata {
   backgroundOutputDetached: boolean;
   /** Danger classification of the command (see bash-danger.ts). */
   danger: DangerLevel;
+  /** The background job's id, when the command was started with `background: true`. */
+  jobId?: string;
   dangerReasons: string[];
 }
 
@@ -101,6 +105,12 @@ const parameters = z.object({
   description: z
     .string()
     .describe('What the command does in 5-10 words, e.g. "Install dependencies" or "Run unit tests".'),
+  background: z
+    .boolean()
+    .optional()
+    .describe(
+      'Start the command as a background job and return its id at once (for servers and watchers); read its output with bash_output, stop it with bash_kill. Default false.',
+    ),
 });
 
 export const BashTool = Tool.define<typeof parameters, BashMetadata>(
@@ -129,6 +139,16 @@ export const BashTool = Tool.define<typeof parameters, BashMetadata>(
         const danger = classifyCommand(args.command);
         const title = args.description?.trim() || abbreviate(args.command);
         ctx.metadata({ title, metadata: { description: title, output: '', danger: danger.level } });
+        if (args.background) {
+          const job = jobsFor(ctx).start({
+            shell,
+            command: args.command,
+            cwd,
+            env: { ...process.env, ...NON_INTERACTIVE_ENV },
+            sessionID: ctx.sessionID,
+          });
+          return backgroundResult(job, title, ws.display(cwd), danger, args.timeout);
+        }
 
         const run = await runCommand({
           shell,
@@ -317,60 +337,6 @@ async function runCommand(opts: RunOptions): Promise<RunResult> {
 }
 
 /**
- * SIGTERM to the whole process group, then SIGKILL after KILL_GRACE_MS unless the group is
- * already gone. Resolves once the SIGKILL (if needed) has been sent and no live member remains.
- */
-export async function killProcessGroup(pgid: number): Promise<void> {
-  signalGroup(pgid, 'SIGTERM');
-  const deadline = Date.now() + KILL_GRACE_MS;
-  while (Date.now() < deadline) {
-    await delay(20);
-    if (!groupAlive(pgid)) return;
-  }
-  signalGroup(pgid, 'SIGKILL');
-  // SIGKILL is delivered asynchronously; wait (briefly) until the kernel has ended them.
-  const until = Date.now() + 1_000;
-  while (groupAlive(pgid) && Date.now() < until) await delay(10);
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
-}
-
-/** Whether any non-zombie process is still in the group (via /proc on Linux, else kill(0)). */
-export function groupAlive(pgid: number): boolean {
-  if (process.platform === 'linux') {
-    try {
-      for (const entry of readdirSync('/proc')) {
-        if (!/^\d+$/.test(entry)) continue;
-        let stat: string;
-        try {
-          stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-        } catch {
-          continue;
-        }
-        // Fields after the parenthesised command name: state ppid pgrp ...
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
-      }
-      return false;
-    } catch {
-      // fall through to kill(0)
-    }
-  }
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
  * Keeps the first half of the cap and a ring of the last half in memory; once the output is over
  * the cap, everything goes to a file instead (with backpressure on the child's pipes), so memory
  * stays bounded however much the command prints.
@@ -522,6 +488,40 @@ class OutputAccumulator {
   }
 }
 
+function backgroundResult(
+  job: BackgroundJob,
+  title: string,
+  workdir: string,
+  danger: ReturnType<typeof classifyCommand>,
+  timeout: number | undefined,
+): Tool.Result<BashMetadata> {
+  const notes = [
+    `Started background job ${job.id} (pid ${job.pid}) in ${workdir}: ${abbreviate(job.command)}`,
+    `Read its output with bash_output {"id": "${job.id}"} (each call returns what is new); stop it with bash_kill {"id": "${job.id}"}.`,
+  ];
+  if (timeout !== undefined)
+    notes.push('(timeout does not apply to background jobs; they run until they exit or are killed.)');
+  return {
+    title: `${title} (background ${job.id})`,
+    output: notes.join('\n'),
+    metadata: {
+      description: title,
+      workdir,
+      exitCode: null,
+      signal: null,
+      killed: null,
+      durationMs: 0,
+      truncated: false,
+      outputChars: 0,
+      maxBufferedChars: 0,
+      backgroundOutputDetached: false,
+      danger: danger.level,
+      dangerReasons: danger.segments.flatMap((s) => s.reasons),
+      jobId: job.id,
+    },
+  };
+}
+
 function resultTitle(title: string, run: RunResult, timeoutMs: number): string {
   if (run.killed === 'timeout') return `${title} (timed out after ${timeoutMs} ms)`;
   if (run.killed === 'aborted') return `${title} (aborted)`;
@@ -584,8 +584,4 @@ function countNewlines(s: string): number {
 function abbreviate(command: string): string {
   const t = command.trim().replace(/\s+/g, ' ');
   return t.length > 60 ? `${t.slice(0, 57)}...` : t;
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -12,6 +12,7 @@ import { ListTool } from './list.js';
 import { GlobTool } from './glob.js';
 import { GrepTool } from './grep.js';
 import { BashTool } from './bash.js';
+import { BashOutputTool, BashKillTool } from './bash-jobs.js';
 import { TodoWriteTool, TodoReadTool } from './todo.js';
 import { TaskTool } from './task.js';
 import { WebfetchTool } from './webfetch.js';
@@ -49,6 +50,8 @@ const BUILTIN_INFOS: Tool.Info[] = [
   GlobTool,
   GrepTool,
   BashTool,
+  BashOutputTool,
+  BashKillTool,
   TaskTool,
   WebfetchTool,
   TodoWriteTool,
