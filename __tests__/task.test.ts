@@ -91,6 +91,10 @@ describe('task', () => {
     expect(seen[0]).toEqual(
       [
         'bash',
+        'bash_kill',
+        'bash_output',
+        'current_time',
+        'file_info',
         'read',
         'todoread',
         'todowrite',
