@@ -63,9 +63,9 @@ describe('createAgent loop driven by fakeModel', () => {
     expect(echo.status).toBe('success');
     expect(echo.artifact).toMatchObject({ title: 'echoed', metadata: { length: 5 }, output: 'hello' });
     expect(bad.status).toBe('error');
-    expect(String(bad.content)).toMatch(/Invalid arguments for tool "count"/);
-    expect(String(bad.content)).toMatch(/- n: .*expected number/i);
-    expect(String(bad.content)).toMatch(/Rewrite the input/);
+    expect(bad.text).toMatch(/Invalid arguments for tool "count"/);
+    expect(bad.text).toMatch(/- n: .*expected number/i);
+    expect(bad.text).toMatch(/Rewrite the input/);
     const last = finalMessages[finalMessages.length - 1] as AIMessage;
     expect(last.content).toBe('done');
 

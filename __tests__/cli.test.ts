@@ -211,8 +211,8 @@ describe('usage errors exit 2 with a clear message', () => {
     [['agent', 'do it'], /needs a model: pass --model provider:model/],
     [['agent', 'do it', '--model', 'gpt-4o'], /not of the form provider:model/],
   ])('%j', async (args, message) => {
-    const res = await toolbelt(args as string[], { env: { TOOLBELT_MODEL: '' } });
-    expect(res.stderr).toMatch(message as RegExp);
+    const res = await toolbelt(args, { env: { TOOLBELT_MODEL: '' } });
+    expect(res.stderr).toMatch(message);
     expect(res.code).toBe(2);
   });
 

@@ -97,7 +97,7 @@ function workspace(): string {
 
 /** Runs `tasks` two at a time (CI has two cores). */
 async function pool<T>(tasks: (() => Promise<T>)[], width = 2): Promise<T[]> {
-  const out: T[] = new Array(tasks.length);
+  const out: T[] = new Array<T>(tasks.length);
   let next = 0;
   await Promise.all(
     Array.from({ length: width }, async () => {

@@ -202,7 +202,7 @@ describe('edit: tolerant matchers', () => {
     }).catch((e: Error) => e)) as Error;
     expect(err.message).toMatch(/oldString was not found in f\d+\.txt/);
     expect(err.message).toMatch(
-      /closest candidate is at lines 2-5:\n2: function compute\(a, b\) \{\n3:   return a \+ b;/,
+      /closest candidate is at lines 2-5:\n2: function compute\(a, b\) \{\n3: {3}return a \+ b;/,
     );
     expect(err.message).toMatch(/Re-read the file \(read with offset=1\)/);
   });

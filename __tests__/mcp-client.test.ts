@@ -391,7 +391,7 @@ describe('connectMcp over HTTP', () => {
 
   it('falls back to SSE when the server only speaks the old HTTP+SSE transport', async () => {
     const sessions = new Map<string, SSEServerTransport>();
-    const httpServer = http.createServer(async (req, res) => {
+    const httpServer = http.createServer((req, res) => {
       const url = new URL(req.url!, 'http://x');
       if (req.method === 'GET' && url.pathname === '/sse') {
         const transport = new SSEServerTransport('/messages', res);
@@ -400,7 +400,7 @@ describe('connectMcp over HTTP', () => {
         mcp.registerTool('ping', { description: 'pong', inputSchema: {} }, async () => ({
           content: [{ type: 'text', text: 'pong' }],
         }));
-        await mcp.connect(transport);
+        void mcp.connect(transport);
         return;
       }
       if (req.method === 'POST' && url.pathname === '/messages') {

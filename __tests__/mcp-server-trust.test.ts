@@ -85,7 +85,9 @@ describe('HTTP server security', () => {
     ]) {
       const res = await post(serving.url!, { origin });
       expect({ origin, status: res.status }).toEqual({ origin, status: 403 });
-      expect(JSON.parse(res.body).error.message).toContain(`Origin ${JSON.stringify(origin)} is not allowed`);
+      expect((JSON.parse(res.body) as { error: { message: string } }).error.message).toContain(
+        `Origin ${JSON.stringify(origin)} is not allowed`,
+      );
     }
     for (const origin of [`http://127.0.0.1:${port}`, `http://localhost:${port}`, 'https://app.example.com']) {
       expect({ origin, status: (await post(serving.url!, { origin })).status }).toEqual({ origin, status: 200 });
@@ -190,8 +192,8 @@ describe('`toolbelt mcp --http 0 --stateless`: two replicas behind one alternati
       urls.push(
         await new Promise<string>((resolve, reject) => {
           let err = '';
-          child.stderr!.setEncoding('utf8');
-          child.stderr!.on('data', (chunk: string) => {
+          child.stderr.setEncoding('utf8');
+          child.stderr.on('data', (chunk: string) => {
             err += chunk;
             const m = /\(stateless\) at (http:\/\/\S+)/.exec(err);
             if (m) resolve(m[1]);
@@ -320,7 +322,7 @@ describe('structured results', () => {
       args: { terms: [2, 3] },
     })) as ToolMessage;
     expect(msg.content).toBe('5');
-    expect(msg.artifact.structuredContent).toEqual({ sum: 5, terms: [2, 3] });
+    expect((msg.artifact as { structuredContent?: unknown }).structuredContent).toEqual({ sum: 5, terms: [2, 3] });
   });
 });
 

@@ -6,7 +6,6 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { Tool, createRegistry, type ToolRegistryImpl } from '../src/index.js';
 import { createMcpServer, serveMcp, annotationsFor, type McpServing } from '../src/mcp/server.js';
 import { orderProgressBeforeResponses } from '../src/mcp/transport.js';
@@ -111,7 +110,7 @@ async function inMemoryClient(
   await createMcpServer(registry, options).connect(serverSide);
   const client = new Client({ name: 'test', version: '1' });
   await client.connect(clientSide);
-  orderProgressBeforeResponses(clientSide as Transport);
+  orderProgressBeforeResponses(clientSide);
   return client;
 }
 

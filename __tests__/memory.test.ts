@@ -49,7 +49,7 @@ describe('memory tools in an agent loop', () => {
     expect(byId('a1').status).toBe('success');
     expect(byId('a1').content).toBe('Created project.md (64 bytes now); summary: How this project is built.');
     expect(await note('project.md')).toBe('> Summary: How this project is built\n\n- tests run with npm test\n');
-    expect(JSON.parse(String(byId('l1').content))).toEqual([
+    expect(JSON.parse(byId('l1').text)).toEqual([
       { path: 'project.md', summary: 'How this project is built', size: 64 },
     ]);
     expect(byId('r1').content).toBe('> Summary: How this project is built\n\n- tests run with npm test\n');

@@ -235,20 +235,19 @@ describe('read: negative offset (the last lines, read from the end)', () => {
     const probe = Buffer.from('tail\n');
     counts.set(st, probe, 42, now);
     expect(counts.get(st, probe)).toBe(42);
-    expect(counts.get({ ...st, ino: 3n } as BigIntStats, probe)).toBeUndefined();
+    expect(counts.get({ ...st, ino: 3n }, probe)).toBeUndefined();
     expect(counts.get(st, Buffer.from('tall\n'))).toBeUndefined(); // a mismatch also drops the entry
     counts.set(st, probe, 42, now);
     for (const changed of [{ size: 101n }, { mtimeNs: st.mtimeNs + 1n }, { ctimeNs: st.ctimeNs + 1n }]) {
-      expect(counts.get({ ...st, ...changed } as BigIntStats, probe)).toBeUndefined();
+      expect(counts.get({ ...st, ...changed }, probe)).toBeUndefined();
       counts.set(st, probe, 42, now);
     }
-    const racy = { ...st, ctimeNs: ns(now - LINE_COUNT_SETTLE_MS + 1) } as BigIntStats;
+    const racy = { ...st, ctimeNs: ns(now - LINE_COUNT_SETTLE_MS + 1) };
     counts.set(racy, probe, 7, now);
     expect(counts.get(racy, probe)).toBeUndefined();
-    for (let i = 0; i < LINE_COUNT_CACHE_ENTRIES + 1; i++)
-      counts.set({ ...st, ino: BigInt(100 + i) } as BigIntStats, probe, i, now);
-    expect(counts.get({ ...st, ino: 100n } as BigIntStats, probe)).toBeUndefined(); // oldest dropped
-    expect(counts.get({ ...st, ino: 101n } as BigIntStats, probe)).toBe(1);
+    for (let i = 0; i < LINE_COUNT_CACHE_ENTRIES + 1; i++) counts.set({ ...st, ino: BigInt(100 + i) }, probe, i, now);
+    expect(counts.get({ ...st, ino: 100n }, probe)).toBeUndefined(); // oldest dropped
+    expect(counts.get({ ...st, ino: 101n }, probe)).toBe(1);
   });
 
   it('lists the last entries of a directory', async () => {

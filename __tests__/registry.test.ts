@@ -42,9 +42,9 @@ afterEach(() => ToolRegistry.clear());
 describe('registration', () => {
   it('validates ids, permissions and duplicates with clear errors', () => {
     const r = createRegistry();
-    expect(() => r.register({ id: 'bad id', init: echo.init }, { permissions: { required: ['read'] } })).toThrow(
-      /Invalid tool id "bad id"/,
-    );
+    expect(() =>
+      r.register({ id: 'bad id', init: (c) => echo.init(c) }, { permissions: { required: ['read'] } }),
+    ).toThrow(/Invalid tool id "bad id"/);
     expect(() => r.register(echo, { permissions: { required: ['fly' as never] } })).toThrow(
       /unknown permission "fly".*read, write, execute, network/,
     );
@@ -341,6 +341,7 @@ describe('execute: one pipeline, never rejects', () => {
         description: 'd',
         parameters: z.object({}),
         execute: async () => {
+          // eslint-disable-next-line @typescript-eslint/only-throw-error -- the test: a thrown non-Error still becomes a readable failure
           throw 'plain string';
         },
       }),

@@ -23,7 +23,7 @@ function readerModel() {
     .respondWithTools([{ name: 'read', args: { filePath: 'notes.txt' } }])
     .respond((messages) => {
       const tool = messages.find((m) => ToolMessage.isInstance(m));
-      return new AIMessage(`Found: ${String(tool?.content).trim()}`);
+      return new AIMessage(`Found: ${(tool?.text ?? '').trim()}`);
     });
 }
 

@@ -6,7 +6,6 @@ import {
   MAX_TODOS,
   MAX_TODO_CONTENT_CHARS,
   type TodoItem,
-  type TodoMetadata,
 } from '../src/tools/todo.js';
 import { makeCtx } from './helpers.js';
 
@@ -48,7 +47,7 @@ describe('todowrite / todoread', () => {
       { id: '3', content: 'Step 3', status: 'pending', priority: 'low' },
       { id: '4', content: 'Step 4', status: 'cancelled', priority: 'medium' },
     ]);
-    expect((res.metadata as TodoMetadata).counts).toEqual({ pending: 1, in_progress: 1, completed: 1, cancelled: 1 });
+    expect(res.metadata.counts).toEqual({ pending: 1, in_progress: 1, completed: 1, cancelled: 1 });
     expect(res.metadata.truncated).toBe(false);
     expect(res.output.split('\n')).toEqual([
       '2 open todos (1 in progress, 1 pending), 1 completed, 1 cancelled',

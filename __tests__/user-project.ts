@@ -51,7 +51,7 @@ export function repoPackage(): {
   peerDependencies: Record<string, string>;
   bin: Record<string, string>;
 } {
-  return JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+  return JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as ReturnType<typeof repoPackage>;
 }
 
 function link(project: string, name: string): void {

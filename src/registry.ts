@@ -126,17 +126,19 @@ export class ToolRegistryImpl {
     this.defaultTimeoutMs = validTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.tenant = new Tenant({ outputDir: options.truncate?.outputDir });
     this.truncateOptions = { ...options.truncate, store: this.tenant.outputs };
-    const self = this;
+    // Getters read the registry's current values (the timeout can change, subscribers come and go).
+    const timeoutMs = () => this.defaultTimeoutMs;
+    const subscribers = this.subscribers;
     this.host = {
       semaphore: this.semaphore,
       deadlines: new DeadlineQueue(),
       get defaultTimeoutMs() {
-        return self.defaultTimeoutMs;
+        return timeoutMs();
       },
       truncate: this.truncateOptions,
       emit: (event) => this.emit(event),
       get listening() {
-        return self.subscribers.size > 0;
+        return subscribers.size > 0;
       },
       record: (toolId, durationMs, error) => this.record(toolId, durationMs, error),
     };
@@ -243,12 +245,12 @@ export class ToolRegistryImpl {
     const entry = this.entries.get(id);
     if (!entry) throw new Error(this.unknownToolMessage(id));
     let perCtx = this.initCache.get(initCtx);
-    if (!perCtx) this.initCache.set(initCtx, (perCtx = new Map()));
+    if (!perCtx) this.initCache.set(initCtx, (perCtx = new Map<string, Promise<Tool.Initialized>>()));
     let pending = perCtx.get(id);
     if (!pending) {
       pending = this.initEntry(entry, initCtx);
       perCtx.set(id, pending);
-      pending.catch(() => perCtx!.delete(id));
+      pending.catch(() => perCtx.delete(id));
     }
     return pending;
   }

@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { ToolPermissions } from './permissions.js';
 import { assertRepresentable, toolJsonSchema } from './schema/zod.js';
 
+// eslint-disable-next-line @typescript-eslint/no-namespace -- `Tool` (Tool.define, Tool.Context, ...) is the public contract's namespace
 export namespace Tool {
   /** Free-form structured data a tool reports alongside its text output. */
   export type Metadata = Record<string, unknown>;

@@ -163,6 +163,7 @@ export class Workspace {
       if (code === 'ELOOP' || /Too many symbolic links/.test(String((err as Error).message))) {
         throw new Error(
           `Path ${JSON.stringify(requested)} cannot be resolved: it goes through a symbolic link loop. Use a path without the looping link.`,
+          { cause: err },
         );
       }
       const shown = JSON.stringify(requested.length > 120 ? `${requested.slice(0, 120)}...` : requested);
@@ -408,7 +409,9 @@ export async function atomicWriteFile(
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'EEXIST')
-          throw new Error(`${target} was created by someone else while it was being written; read it and try again.`);
+          throw new Error(`${target} was created by someone else while it was being written; read it and try again.`, {
+            cause: err,
+          });
         if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EXDEV') throw err;
         // No hard links here: fall back to a plain exclusive create.
         const h = await fs.open(target, 'wx', mode);

@@ -261,7 +261,7 @@ export function toolResults(req: RecordedRequest): SentToolResult[] {
 function textOf(v: unknown): string {
   if (typeof v === 'string') return v;
   if (Array.isArray(v))
-    return v.map((x) => (x && typeof x === 'object' && 'text' in x ? String(x.text) : textOf(x))).join('');
+    return v.map((x: unknown) => (x && typeof x === 'object' && 'text' in x ? String(x.text) : textOf(x))).join('');
   return JSON.stringify(v);
 }
 

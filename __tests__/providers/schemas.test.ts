@@ -9,7 +9,7 @@ import { HumanMessage } from '@langchain/core/messages';
 import { createAgent } from 'langchain';
 import { Tool, createRegistry, registerBuiltinTools, ToolSchemaError } from '../../src/index.js';
 import { schemaEffects } from '../../src/schema/index.js';
-import { startMockProvider, toolResults, type MockProvider } from './mock-server.js';
+import { startMockProvider, toolResults } from './mock-server.js';
 import { APIS, chatModel } from './clients.js';
 import { apiViolations, sentTools, toolbeltViolations, toolsText, type Api } from './subsets.js';
 import { tempDir } from '../helpers.js';
@@ -107,7 +107,7 @@ describe('strict mode end to end', () => {
       const out = await agent.invoke({ messages: [new HumanMessage('probe it')] });
       expect(seen).toEqual([{ name: 'a', tags: [{ k: 'x' }] }]);
       expect('count' in seen[0]).toBe(false);
-      expect(String(out.messages.at(-1)!.content)).toBe('got {"name":"a","tags":[{"k":"x"}]}');
+      expect(out.messages.at(-1)!.text).toBe('got {"name":"a","tags":[{"k":"x"}]}');
       const [def] = sentTools('openai-chat', mock.requests[0].body);
       expect(def.parameters).toMatchObject({
         required: ['name', 'count', 'tags'],

@@ -67,7 +67,7 @@ export function sentTools(api: Api, body: Json): SentTool[] {
       }));
     case 'gemini':
       return tools
-        .flatMap((t) => (Array.isArray(t.functionDeclarations) ? t.functionDeclarations : []))
+        .flatMap((t): unknown[] => (Array.isArray(t.functionDeclarations) ? t.functionDeclarations : []))
         .filter(isObject)
         .map((f) => ({
           name: String(f.name),

@@ -29,7 +29,7 @@ async function agent({ registry, initCtx, grant }: Setup, values: Values, task: 
     },
   });
   const { createAgent } = await import('langchain');
-  const { HumanMessage, AIMessage } = await import('@langchain/core/messages');
+  const { HumanMessage } = await import('@langchain/core/messages');
   const controller = new AbortController();
   const onSignal = () => controller.abort(new Error('interrupted by the user'));
   process.once('SIGINT', onSignal);
@@ -44,7 +44,7 @@ async function agent({ registry, initCtx, grant }: Setup, values: Values, task: 
       throw new ModelCallError(describeModelError(err, spec, { maxRetries }));
     }
     const last = result.messages[result.messages.length - 1];
-    const text = AIMessage.isInstance(last) ? last.text : String(last?.content ?? '');
+    const text = last?.text ?? '';
     process.stdout.write(`${text}\n`);
     return 0;
   } finally {

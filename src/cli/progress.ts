@@ -13,7 +13,7 @@ export function progressLine(u: ToolUpdate): string {
 function safeJson(value: unknown, max: number): string {
   let s: string;
   try {
-    s = JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
+    s = JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
   } catch {
     s = String(value);
   }

@@ -42,7 +42,7 @@ export async function connectMcp(registry: ToolRegistryImpl, options: ConnectMcp
     for (const old of live.filter((c) => c.name === name)) {
       if (!INACTIVE.has(old.status.state)) {
         throw new Error(
-          `MCP server "${name}" is already connected to this registry (${old.status.state}). Call disconnectMcp(registry, ["${name}"]) first, or give the server another name.`,
+          `MCP server "${String(name)}" is already connected to this registry (${old.status.state}). Call disconnectMcp(registry, ["${String(name)}"]) first, or give the server another name.`,
         );
       }
       registry.release(old); // a failed or disabled entry is replaced by the new one
@@ -69,7 +69,7 @@ export async function connectMcp(registry: ToolRegistryImpl, options: ConnectMcp
     else if (isDisabled(raw)) connection.markUnstarted('disabled');
     return { connection, start: error === undefined && !isDisabled(raw) };
   });
-  const listed = await Promise.all(planned.map((p) => (p.start ? p.connection.open() : undefined)));
+  const listed = await Promise.all(planned.map((p) => (p.start ? p.connection.open() : Promise.resolve(undefined))));
   // Register in config order so that ids (and collision suffixes) do not depend on start-up speed.
   planned.forEach((p, i) => {
     const tools = listed[i];

@@ -40,17 +40,21 @@ export async function loadMcpConfig(file: string, options: LoadMcpConfigOptions 
   } catch (err) {
     throw new Error(
       `Cannot read the MCP config file ${abs} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}). Check the path.`,
+      { cause: err },
     );
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new Error(`The MCP config file ${abs} is not valid JSON: ${(err as Error).message}. Fix the file and retry.`);
+    throw new Error(
+      `The MCP config file ${abs} is not valid JSON: ${(err as Error).message}. Fix the file and retry.`,
+      { cause: err },
+    );
   }
   const dir = path.dirname(abs);
   const workspaceFolder = options.workspaceFolder ?? (path.basename(dir) === '.vscode' ? path.dirname(dir) : dir);
-  return parseMcpConfig(json, dir, abs).map((s) => ({ ...s, workspaceFolder }) as McpServerConfig);
+  return parseMcpConfig(json, dir, abs).map((s) => ({ ...s, workspaceFolder }));
 }
 
 /** Normalises an already-parsed config object (any of the three shapes) into server configs. */

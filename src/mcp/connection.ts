@@ -252,7 +252,7 @@ export class McpServerConnection implements ToolSource {
     const heartbeat =
       opened.kind === 'stdio' ? undefined : setInterval(() => void this.probe(), MCP_LIVENESS_INTERVAL_MS);
     try {
-      return (await opened.client.callTool({ name, arguments: args }, undefined, {
+      return await opened.client.callTool({ name, arguments: args }, undefined, {
         signal: ctx.abort,
         timeout,
         resetTimeoutOnProgress: true,
@@ -267,15 +267,16 @@ export class McpServerConnection implements ToolSource {
             },
           });
         },
-      })) as CallToolResultLike;
+      });
     } catch (err) {
       if (ctx.abort.aborted) throw err;
-      if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+      if (err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number)) {
         const total = /maximum total timeout/i.test(err.message);
         throw new Error(
           total
             ? `MCP tool "${name}" on server "${this.name}" timed out after ${this.maxTotalTimeoutMs()} ms in total (maxTotalTimeoutMs). The server cancelled it; ask for less work per call.`
             : `MCP tool "${name}" on server "${this.name}" timed out after ${timeout} ms without progress (timeoutMs). The server cancelled it; try again with less work, or raise the server's timeoutMs.`,
+          { cause: err },
         );
       }
       if (this.opened === opened && this.state === 'connected') await this.probe(err);
@@ -283,9 +284,10 @@ export class McpServerConnection implements ToolSource {
         throw new Error(
           `MCP server "${this.name}" stopped while its tool "${name}" was running (${this.error ?? describeError(err)}). ` +
             'The call did not finish; use another tool, or tell the user the server needs to be restarted.',
+          { cause: err },
         );
       }
-      throw new Error(`MCP tool "${name}" on server "${this.name}" failed: ${describeError(err)}`);
+      throw new Error(`MCP tool "${name}" on server "${this.name}" failed: ${describeError(err)}`, { cause: err });
     } finally {
       clearInterval(heartbeat);
     }

@@ -55,7 +55,7 @@ export function entrySchema(inputSchema: unknown): { jsonSchema: Record<string, 
       : { type: 'object', properties: {} };
   let parameters: z.ZodType;
   try {
-    parameters = z.fromJSONSchema(jsonSchema as never) as z.ZodType;
+    parameters = z.fromJSONSchema(jsonSchema);
   } catch {
     parameters = z.record(z.string(), z.unknown());
   }

@@ -291,7 +291,7 @@ function toContent(a: Tool.Attachment): CallToolResult['content'][number] {
 
 function jsonSafe(value: unknown): Record<string, unknown> {
   try {
-    return JSON.parse(JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))) as Record<
+    return JSON.parse(JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))) as Record<
       string,
       unknown
     >;

@@ -63,7 +63,7 @@ export async function openClient(config: McpServerConfig, options: OpenOptions):
       );
     } catch (err) {
       if (!(err instanceof StreamableHTTPError && LEGACY_SERVER_STATUSES.has(err.code ?? 0))) {
-        throw new Error(`Streamable HTTP at ${config.url} failed: ${describeError(err)}`);
+        throw new Error(`Streamable HTTP at ${config.url} failed: ${describeError(err)}`, { cause: err });
       }
       // A legacy server: fall through to HTTP+SSE.
     }
@@ -79,7 +79,7 @@ export async function openClient(config: McpServerConfig, options: OpenOptions):
       config.transport === 'http'
         ? `the server refused Streamable HTTP, and the legacy HTTP+SSE transport failed too`
         : 'the HTTP+SSE transport failed';
-    throw new Error(`${why} at ${config.url}: ${describeError(err)}`);
+    throw new Error(`${why} at ${config.url}: ${describeError(err)}`, { cause: err });
   }
 }
 

@@ -340,7 +340,7 @@ export type Resolver = (hostname: string, family: number) => Promise<ResolvedAdd
 
 const systemResolver: Resolver = (hostname, family) =>
   new Promise((resolve, reject) => {
-    dns.lookup(hostname, { all: true, family: family as 0 | 4 | 6, verbatim: true }, (err, addresses) =>
+    dns.lookup(hostname, { all: true, family: family, verbatim: true }, (err, addresses) =>
       err ? reject(err) : resolve(addresses),
     );
   });

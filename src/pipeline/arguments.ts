@@ -77,7 +77,7 @@ function repair(input: unknown, issues: readonly Issue[]): unknown {
     if (!parent || typeof parent !== 'object') continue;
     const container = parent as Record<string | number, unknown>;
     const value = container[key];
-    const expected = issue.expected as string;
+    const expected = issue.expected;
     let next: unknown = NO_CHANGE;
     if (value === null && !Array.isArray(parent)) next = REMOVE;
     else if (typeof value === 'string') {

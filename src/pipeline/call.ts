@@ -195,7 +195,7 @@ class Call {
 
       let result: Tool.Result;
       try {
-        const running = tool.execute(args as never, this.context());
+        const running = tool.execute(args, this.context());
         result = await new Promise<Tool.Result>((resolve, reject) => {
           this.interrupt = reject;
           if (this.stopped) reject(this.stopped);
@@ -398,7 +398,7 @@ class Call {
         callID: this.callID,
         update,
         timestamp: now,
-      } as ToolEvent);
+      });
     }
     return update;
   }

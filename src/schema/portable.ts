@@ -198,7 +198,10 @@ function mergeAllOf(node: JsonSchema, walk: Walk): JsonSchema {
       if (key === 'properties' && isObject(value)) {
         merged.properties = { ...(isObject(merged.properties) ? merged.properties : {}), ...value };
       } else if (key === 'required' && Array.isArray(value)) {
-        merged.required = [...(Array.isArray(merged.required) ? merged.required : []), ...value];
+        merged.required = [
+          ...(Array.isArray(merged.required) ? (merged.required as unknown[]) : []),
+          ...(value as unknown[]),
+        ];
       } else if (!(key in merged)) merged[key] = value;
     }
   }

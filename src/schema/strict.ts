@@ -44,7 +44,7 @@ function convert(node: JsonSchema): JsonSchema {
 function nullable(node: JsonSchema): JsonSchema {
   if (Array.isArray(node.anyOf)) {
     const has = node.anyOf.some((b) => isObject(b) && b.type === 'null');
-    return has ? node : { ...node, anyOf: [...node.anyOf, { type: 'null' }] };
+    return has ? node : { ...node, anyOf: [...(node.anyOf as unknown[]), { type: 'null' }] };
   }
   if (typeof node.type === 'string' && !node.enum) return { ...node, type: [node.type, 'null'] };
   const { description, ...rest } = node;

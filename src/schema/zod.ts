@@ -131,7 +131,7 @@ export function toolJsonSchema(toolId: string, schema: z.ZodType): JsonSchema {
     assertRepresentable(toolId, schema);
     let raw: JsonSchema;
     try {
-      raw = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'throw' }) as JsonSchema;
+      raw = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'throw' });
     } catch (err) {
       throw new ToolSchemaError(
         `Tool "${toolId}": its parameters cannot be represented in the JSON Schema sent to model providers (${(err as Error).message}). Use plain JSON types (string, number, boolean, array, object) and convert inside execute.`,

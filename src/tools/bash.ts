@@ -255,7 +255,7 @@ async function runCommand(opts: RunOptions): Promise<RunResult> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const out = new OutputAccumulator(MAX_OUTPUT_CHARS, opts.outputs);
-  const streams = [child.stdout!, child.stderr!];
+  const streams = [child.stdout, child.stderr];
   const decoders = streams.map(() => new StringDecoder('utf8'));
 
   // Progress: at most one report per interval, carrying the latest output.
@@ -282,7 +282,7 @@ async function runCommand(opts: RunOptions): Promise<RunResult> {
   const kill = (reason: KillReason) => {
     if (killed || exited || child.pid === undefined) return;
     killed = reason;
-    killing = killProcessGroup(child.pid!);
+    killing = killProcessGroup(child.pid);
   };
   const timer = setTimeout(() => kill('timeout'), opts.timeoutMs);
   const onAbort = () => kill('aborted');

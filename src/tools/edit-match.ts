@@ -53,7 +53,7 @@ class Lines {
   readonly starts: number[];
   constructor(readonly content: string) {
     this.lines = content.split('\n');
-    this.starts = new Array(this.lines.length);
+    this.starts = new Array<number>(this.lines.length);
     let pos = 0;
     for (let i = 0; i < this.lines.length; i++) {
       this.starts[i] = pos;

@@ -153,6 +153,7 @@ export const EditTool = Tool.define(
                 throw new Error(
                   `oldString was not found exactly in ${shown}, and ${err.startLines.length} blocks match it about equally well ` +
                     `(starting at lines ${err.startLines.join(', ')}). Re-read the file and copy the exact text, with enough surrounding lines to be unique.`,
+                  { cause: err },
                 );
               }
               throw err;

@@ -116,6 +116,7 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>(
             throwIfAborted(ctx.abort, abortedMessage('glob'));
             throw new Error(
               `glob could not search with pattern ${JSON.stringify(args.pattern)}: ${(err as Error).message}. Check the pattern and call glob again.`,
+              { cause: err },
             );
           }
           // Stat'ing in one tight loop after the walk is cheaper than interleaving it with the walk.

@@ -11,7 +11,7 @@ import { Workspace } from '../workspace.js';
 import { IncludeMatcher, rootContaining } from './search-common.js';
 import { PROGRESS_INTERVAL_MS, throttle } from '../progress.js';
 import { abortedMessage, throwIfAborted } from '../abort.js';
-import { findExecutable, statIfExists } from '../files.js';
+import { findExecutable } from '../files.js';
 import { compilePattern } from './grep-pattern.js';
 import { Collector, render, type GrepBackend, type GrepMetadata, type SearchOptions } from './grep-results.js';
 import { searchWithRg } from './grep-rg.js';

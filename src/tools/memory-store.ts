@@ -104,6 +104,7 @@ export class MemoryStore {
         throw new Error(
           `Memory path ${JSON.stringify(requested)} is outside the memory directory ${this.root}. ` +
             'Use a path relative to it, like "notes/topic.md", without ".." or links leading out.',
+          { cause: err },
         );
       }
       throw err;

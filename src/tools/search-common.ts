@@ -6,7 +6,6 @@
 import { promises as fs, statSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import ignoreFactory, { type Ignore } from 'ignore';
-import type { Workspace } from '../workspace.js';
 import type {} from '../tool.js';
 
 declare module '../tool.js' {

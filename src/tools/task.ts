@@ -13,7 +13,7 @@ import type { ToolPermission } from '../permissions.js';
 declare module '../tool.js' {
   namespace Tool {
     /** A chat model, or a function that makes one; typed loosely so any LangChain model fits. */
-    export type ModelLike = unknown;
+    export type ModelLike = object;
 
     /** A named sub-agent the `task` tool may run. */
     export interface SubagentConfig {
@@ -150,14 +150,16 @@ export const TaskTool = Tool.define<typeof parameters>(
           if (ctx.abort.aborted)
             throw new Error(
               `Sub-agent "${args.subagent_type}" was stopped: ${(ctx.abort.reason as Error)?.message ?? 'aborted'}.`,
+              { cause: err },
             );
           const message = (err as Error).message;
           if (/recursion limit/i.test(message)) {
             throw new Error(
               `Sub-agent "${args.subagent_type}" did not finish within ${SUBAGENT_RECURSION_LIMIT} steps. Split the task into smaller ones.`,
+              { cause: err },
             );
           }
-          throw new Error(`Sub-agent "${args.subagent_type}" failed: ${message}`);
+          throw new Error(`Sub-agent "${args.subagent_type}" failed: ${message}`, { cause: err });
         }
         const final = [...state.messages].reverse().find((m) => AIMessage.isInstance(m));
         let text = final ? final.text : '';

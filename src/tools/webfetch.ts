@@ -247,7 +247,7 @@ async function fetchAndConvert(
     return await convert(body, mime, type.charset, format, url, metadata, controller.signal);
   } catch (err) {
     if (controller.signal.aborted) {
-      const reason = controller.signal.reason;
+      const reason: unknown = controller.signal.reason;
       const where = `while ${progress.phase}${progress.bytes ? `, after ${formatBytes(progress.bytes)}` : ''}`;
       if (reason instanceof TimeoutSignal) {
         throw new FetchFailure(
