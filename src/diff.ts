@@ -4,7 +4,12 @@
  * prefix/suffix compare. Only those regions (plus context lines) go to the `diff` package, so one
  * changed line in a 10 MB file costs a newline count up to it, not a diff of 10 MB.
  */
-import { structuredPatch, formatPatch, type StructuredPatchHunk } from 'diff';
+import type * as Diff from 'diff';
+import type { StructuredPatchHunk } from 'diff';
+import { onFirstUse } from './lazy.js';
+
+/** jsdiff is loaded on the first diff, not when the package is imported. */
+const diffLib = onFirstUse<typeof Diff>('diff');
 
 /** Lines of context around each change in a unified diff. */
 export const DIFF_CONTEXT_LINES = 3;
@@ -71,7 +76,7 @@ export function diffOfReplacements(
     }
     after += content.slice(pos, to);
     const before = content.slice(from, to);
-    const patch = structuredPatch(name, name, before, after, '', '', { context: DIFF_CONTEXT_LINES });
+    const patch = diffLib().structuredPatch(name, name, before, after, '', '', { context: DIFF_CONTEXT_LINES });
     for (const h of patch.hunks) {
       h.oldStart += firstLine;
       h.newStart += firstLine + shift;
@@ -84,7 +89,7 @@ export function diffOfReplacements(
     shift += countNewlines(after) - countNewlines(before);
     i = j;
   }
-  const diff = formatPatch({ oldFileName: name, newFileName: name, oldHeader: '', newHeader: '', hunks });
+  const diff = diffLib().formatPatch({ oldFileName: name, newFileName: name, oldHeader: '', newHeader: '', hunks });
   return { summary: { diff, additions, deletions }, startLines };
 }
 

@@ -6,9 +6,10 @@
  */
 import fs, { promises as fsp, type Dirent } from 'node:fs';
 import path from 'node:path';
-import fg from 'fast-glob';
+import type FastGlob from 'fast-glob';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
+import { onFirstUse } from '../lazy.js';
 import { descriptionBeside } from '../description.js';
 import { Workspace, type RealPathGuard } from '../workspace.js';
 import {
@@ -102,7 +103,7 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>(
           });
           let rel: string[];
           try {
-            rel = await fg(dynamic, {
+            rel = await fastGlob()(dynamic, {
               cwd,
               dot: true,
               onlyFiles: true,
@@ -110,7 +111,7 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>(
               unique: true,
               caseSensitiveMatch: true,
               suppressErrors: false,
-              fs: { readdir } as unknown as fg.Options['fs'],
+              fs: { readdir } as unknown as FastGlob.Options['fs'],
             });
           } catch (err) {
             throwIfAborted(ctx.abort, abortedMessage('glob'));
@@ -266,3 +267,6 @@ function gitignoreAwareReaddir(
     else chain.then(filter, (e: NodeJS.ErrnoException) => cb(e, []));
   };
 }
+
+/** fast-glob (with micromatch and picomatch) is loaded on the first walk, not when the package is imported. */
+const fastGlob = onFirstUse<typeof FastGlob>('fast-glob');
