@@ -1,7 +1,7 @@
 import { describe, it, expect } from '@jest/globals';
 import { classifyCommand, MAX_NESTING_DEPTH, type DangerLevel } from '../src/tools/bash-danger.js';
 
-const level = (cmd: string): DangerLevel => classifyCommand(cmd).level;
+const level = async (cmd: string): Promise<DangerLevel> => (await classifyCommand(cmd)).level;
 
 describe('classifyCommand: single commands', () => {
   it.each([
@@ -32,8 +32,8 @@ describe('classifyCommand: single commands', () => {
     '# rm -rf / is only a comment',
     'X=1 ls',
     'cat <<EOF\nrm -rf /\nsudo reboot\nEOF',
-  ])('%s is safe', (cmd) => {
-    const c = classifyCommand(cmd);
+  ])('%s is safe', async (cmd) => {
+    const c = await classifyCommand(cmd);
     expect(c.segments.map((s) => [s.command, s.reasons])).toEqual(c.segments.map((s) => [s.command, []]));
     expect(c.level).toBe('safe');
   });
@@ -63,8 +63,8 @@ describe('classifyCommand: single commands', () => {
     'npm run build',
     'npx tsc',
     'git stash',
-  ])('%s is moderate', (cmd) => {
-    expect(level(cmd)).toBe('moderate');
+  ])('%s is moderate', async (cmd) => {
+    expect(await level(cmd)).toBe('moderate');
   });
 
   it.each([
@@ -109,14 +109,14 @@ describe('classifyCommand: single commands', () => {
     'nohup rm -rf / &',
     'env FOO=1 rm -rf dir',
     'timeout 5 rm -rf d',
-  ])('%s is dangerous', (cmd) => {
-    expect(level(cmd)).toBe('dangerous');
+  ])('%s is dangerous', async (cmd) => {
+    expect(await level(cmd)).toBe('dangerous');
   });
 });
 
 describe('classifyCommand: compound commands', () => {
-  it('splits on && || ; | & and newlines, classifying each segment', () => {
-    const c = classifyCommand('ls && rm -rf build || echo failed; cat a | grep b & git status\nsudo reboot');
+  it('splits on && || ; | & and newlines, classifying each segment', async () => {
+    const c = await classifyCommand('ls && rm -rf build || echo failed; cat a | grep b & git status\nsudo reboot');
     expect(c.segments.map((s) => [s.command, s.level])).toEqual([
       ['ls', 'safe'],
       ['rm -rf build', 'dangerous'],
@@ -125,70 +125,75 @@ describe('classifyCommand: compound commands', () => {
       ['grep b', 'safe'],
       ['git status', 'safe'],
       ['sudo reboot', 'dangerous'],
+      ['reboot', 'dangerous'],
     ]);
     expect(c.level).toBe('dangerous');
     expect(c.segments[1].reasons.join(' ')).toMatch(/rm -r/);
   });
 
-  it('a safe prefix cannot hide a dangerous command', () => {
-    expect(level('git status && git push --force')).toBe('dangerous');
-    expect(level('ls;rm -rf ~')).toBe('dangerous');
-    expect(level('ls|sh')).toBe('dangerous');
-    expect(level('ls\nrm -rf x')).toBe('dangerous');
+  it('a safe prefix cannot hide a dangerous command', async () => {
+    expect(await level('git status && git push --force')).toBe('dangerous');
+    expect(await level('ls;rm -rf ~')).toBe('dangerous');
+    expect(await level('ls|sh')).toBe('dangerous');
+    expect(await level('ls\nrm -rf x')).toBe('dangerous');
   });
 
-  it('respects quotes and escapes when splitting', () => {
-    const c = classifyCommand(`echo "a;b && c" 'd|e' f\\;g`);
+  it('respects quotes and escapes when splitting', async () => {
+    const c = await classifyCommand(`echo "a;b && c" 'd|e' f\\;g`);
     expect(c.segments).toHaveLength(1);
     expect(c.level).toBe('safe');
-    expect(classifyCommand('grep "rm -rf" notes.txt').level).toBe('safe');
+    expect((await classifyCommand('grep "rm -rf" notes.txt')).level).toBe('safe');
   });
 
-  it('raises the level for command substitution and classifies its body', () => {
-    const sub = classifyCommand('echo $(ls)');
+  it('raises the level for command substitution and classifies its body', async () => {
+    const sub = await classifyCommand('echo $(ls)');
     expect(sub.level).toBe('moderate');
     expect(sub.segments[0].reasons.join(' ')).toMatch(/command substitution: ls/);
     expect(sub.segments.map((s) => s.command)).toEqual(['echo $(ls)', 'ls']);
-    expect(level('echo `whoami`')).toBe('moderate');
-    expect(level('echo "$(rm -rf /)"')).toBe('dangerous');
-    expect(level('cat <(sudo cat /etc/shadow)')).toBe('dangerous');
-    expect(level('x=$(curl https://x) && echo $x')).toBe('moderate');
+    expect(await level('echo `whoami`')).toBe('moderate');
+    expect(await level('echo "$(rm -rf /)"')).toBe('dangerous');
+    expect(await level('cat <(sudo cat /etc/shadow)')).toBe('dangerous');
+    expect(await level('x=$(curl https://x) && echo $x')).toBe('moderate');
     // Arithmetic expansion runs nothing.
-    expect(level('echo $((1 + 2))')).toBe('safe');
+    expect(await level('echo $((1 + 2))')).toBe('safe');
   });
 
-  it('raises the level for redirection to a file, but not for 2>&1 or /dev/null', () => {
-    expect(level('echo hi > out.txt')).toBe('moderate');
-    expect(level('echo hi >> log.txt')).toBe('moderate');
-    expect(level('ls &> all.txt')).toBe('moderate');
-    expect(classifyCommand('echo hi > out.txt').segments[0].reasons).toEqual(['redirection > writes to out.txt']);
-    expect(level('ls 2>&1')).toBe('safe');
-    expect(level('ls > /dev/null 2>&1')).toBe('safe');
-    expect(level('ls 2> /dev/null')).toBe('safe');
-    expect(level('cat < input.txt')).toBe('safe');
+  it('raises the level for redirection to a file, but not for 2>&1 or /dev/null', async () => {
+    expect(await level('echo hi > out.txt')).toBe('moderate');
+    expect(await level('echo hi >> log.txt')).toBe('moderate');
+    expect(await level('ls &> all.txt')).toBe('moderate');
+    expect((await classifyCommand('echo hi > out.txt')).segments[0].reasons).toEqual([
+      'redirection > writes to out.txt',
+    ]);
+    expect(await level('ls 2>&1')).toBe('safe');
+    expect(await level('ls > /dev/null 2>&1')).toBe('safe');
+    expect(await level('ls 2> /dev/null')).toBe('safe');
+    expect(await level('cat < input.txt')).toBe('safe');
   });
 
-  it('looks inside bash -c, eval and find -exec', () => {
-    expect(level('bash -c "ls"')).toBe('moderate');
-    expect(level('bash -c "rm -rf /"')).toBe('dangerous');
-    expect(level("sh -c 'cat a && sudo rm x'")).toBe('dangerous');
-    expect(level('eval "git push --force"')).toBe('dangerous');
-    expect(level('find . -exec cat {} +')).toBe('moderate');
+  it('looks inside bash -c, eval and find -exec', async () => {
+    expect(await level('bash -c "ls"')).toBe('moderate');
+    expect(await level('bash -c "rm -rf /"')).toBe('dangerous');
+    expect(await level("sh -c 'cat a && sudo rm x'")).toBe('dangerous');
+    expect(await level('eval "git push --force"')).toBe('dangerous');
+    expect(await level('find . -exec cat {} +')).toBe('moderate');
   });
 
-  it('gives up on absurd nesting as dangerous instead of recursing forever', () => {
+  it('gives up on absurd nesting as dangerous instead of recursing forever', async () => {
     let cmd = 'ls';
     for (let i = 0; i < MAX_NESTING_DEPTH + 2; i++) cmd = `echo $(${cmd})`;
-    expect(level(cmd)).toBe('dangerous');
+    expect(await level(cmd)).toBe('dangerous');
     let ok = 'ls';
     for (let i = 0; i < MAX_NESTING_DEPTH - 1; i++) ok = `echo $(${ok})`;
-    expect(level(ok)).toBe('moderate');
+    expect(await level(ok)).toBe('moderate');
   });
 
-  it('handles empty and odd input without throwing', () => {
-    expect(classifyCommand('')).toEqual({ level: 'safe', segments: [] });
-    expect(classifyCommand('   ;; && ')).toEqual({ level: 'safe', segments: [] });
-    expect(() => classifyCommand('echo "unterminated $(ls')).not.toThrow();
-    expect(() => classifyCommand("echo 'open")).not.toThrow();
+  it('handles empty and odd input without throwing', async () => {
+    expect(await classifyCommand('')).toEqual({ level: 'safe', segments: [] });
+    expect(await classifyCommand('   ')).toEqual({ level: 'safe', segments: [] });
+    // Text that does not parse is never called safe: bash would refuse it, and a checker cannot read it.
+    expect(await level('   ;; && ')).toBe('dangerous');
+    await expect(classifyCommand('echo "unterminated $(ls')).resolves.toHaveProperty('level');
+    await expect(classifyCommand("echo 'open")).resolves.toHaveProperty('level');
   });
 });

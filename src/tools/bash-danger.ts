@@ -1,17 +1,34 @@
 /**
- * Danger classification for shell commands: every sub-command of a compound command (`&&`, `||`,
- * `;`, `|`, `&`, newlines) is classified on its own, so `ls && rm -rf /` cannot hide behind `ls`.
- * Command substitution and file redirection raise the level. This is advice for a policy layer
- * (allow / ask / deny), not a sandbox: a determined command can always obfuscate itself, which is
- * why anything not recognised as safe is at least `moderate`.
+ * Danger classification for shell commands. The command line is parsed (bash-parser.ts, on
+ * tree-sitter-bash) into every simple command it would run — lists, pipelines, subshells,
+ * substitutions, and what wrappers and shell strings run (bash-unwrap.ts) — and each one is
+ * classified on its own, so `ls && rm -rf /` cannot hide behind `ls`. Substitution and file
+ * redirection raise the level; text that does not parse, and command names computed at run time,
+ * are dangerous. This is advice for the policy layer (allow / ask / deny), not a sandbox.
  */
+import type { Parser } from 'web-tree-sitter';
+import { bashParser, parseWith, MAX_NESTING_DEPTH, type ShellCommand, type ShellRedirect } from './bash-parser.js';
+import { commandName, isTransparentWrapper, unwrapAll } from './bash-unwrap.js';
+import {
+  DANGEROUS_COMMANDS,
+  GIT_SAFE,
+  INTERPRETERS,
+  PKG_DANGEROUS,
+  PKG_MANAGERS,
+  PKG_SAFE,
+  RISKY_VARIABLES,
+  SAFE_COMMANDS,
+  SHELLS,
+} from './bash-danger-tables.js';
+
+export { MAX_NESTING_DEPTH };
 
 /** How risky a command is: read-only, changes things locally, or destructive / privileged. */
 export type DangerLevel = 'safe' | 'moderate' | 'dangerous';
 
-/** One simple command of a compound command line, with its own level and the reasons for it. */
+/** One simple command of a command line, with its own level and the reasons for it. */
 export interface CommandSegment {
-  /** The sub-command as written (trimmed). */
+  /** The simple command as written (for a wrapped one, the words it runs). */
   command: string;
   level: DangerLevel;
   /** Why the level is above `safe` (empty for safe commands). */
@@ -24,9 +41,6 @@ export interface CommandClassification {
   segments: CommandSegment[];
 }
 
-/** Nesting depth of `$(...)`, `bash -c` and the like that is followed before giving up (as dangerous). */
-export const MAX_NESTING_DEPTH = 8;
-
 const RANK: Record<DangerLevel, number> = { safe: 0, moderate: 1, dangerous: 2 };
 
 /** The higher of two levels. */
@@ -34,823 +48,286 @@ export function maxLevel(a: DangerLevel, b: DangerLevel): DangerLevel {
   return RANK[a] >= RANK[b] ? a : b;
 }
 
+/** Whether `a` is at least as high as `b`. */
+export function atLeast(a: DangerLevel, b: DangerLevel): boolean {
+  return RANK[a] >= RANK[b];
+}
+
+/** Parses a command line into the tree of simple commands it runs, wrappers unwrapped. */
+export async function shellCommands(command: string): Promise<ShellCommand[]> {
+  return commandsWith(await bashParser(), command);
+}
+
+/** Same as `shellCommands`, with an already loaded parser (synchronous). */
+export function commandsWith(parser: Parser, command: string): ShellCommand[] {
+  return unwrapAll(parser, parseWith(parser, String(command ?? '')));
+}
+
 /** Classifies a shell command line; see the module comment. Never throws. */
-export function classifyCommand(command: string): CommandClassification {
+export async function classifyCommand(command: string): Promise<CommandClassification> {
+  return classifyCommands(await shellCommands(command));
+}
+
+/** Classifies already parsed commands. */
+export function classifyCommands(commands: ShellCommand[]): CommandClassification {
   const segments: CommandSegment[] = [];
-  classifyInto(String(command ?? ''), 0, segments);
+  for (const cmd of commands) classifyInto(cmd, segments);
   const level = segments.reduce<DangerLevel>((acc, s) => maxLevel(acc, s.level), 'safe');
   return { level, segments };
 }
 
-// ---------------------------------------------------------------------------------------------
-// Tokenizer: a small shell lexer that knows quotes, escapes, operators, redirections, comments,
-// here-documents and substitutions. It does not expand anything.
-
-interface Word {
-  /** The word with quotes removed and escapes applied (substitutions left as written). */
-  text: string;
-  /** Whether any part of the word was quoted. */
-  quoted: boolean;
+/** Every command that would run, depth first, each with its own level (wrappers skipped). */
+function classifyInto(cmd: ShellCommand, out: CommandSegment[]): DangerLevel {
+  const at = out.length;
+  const verdict = new Verdict();
+  const transparent = isTransparentWrapper(cmd);
+  if (!transparent || cmd.redirects.length) out.push({ command: cmd.text, level: 'safe', reasons: [] });
+  let nestedMax: DangerLevel = 'safe';
+  for (const group of cmd.nested) {
+    let inner: DangerLevel = 'safe';
+    for (const c of group.commands) inner = maxLevel(inner, classifyInto(c, out));
+    nestedMax = maxLevel(nestedMax, inner);
+    if (group.how === 'substitution')
+      verdict.raise(maxLevel('moderate', inner), `command substitution: ${abbreviate(group.source)}`);
+    else if (group.how === 'shell')
+      verdict.raise(maxLevel('moderate', inner), `${commandName(cmd)} runs a nested command line`);
+    else if (group.how === 'exec')
+      verdict.raise(maxLevel('moderate', inner), `${commandName(cmd)} runs a command per match`);
+    else if (!transparent) verdict.raise(inner, `${commandName(cmd)} runs ${abbreviate(group.source)}`);
+  }
+  if (transparent && !cmd.redirects.length) return nestedMax;
+  classifyOwn(cmd, verdict);
+  out[at] = { command: cmd.text, level: verdict.level, reasons: verdict.reasons };
+  return maxLevel(verdict.level, nestedMax);
 }
 
-interface Redirect {
-  op: string;
-  target: string;
+/** The level and reasons a command earns. */
+class Verdict {
+  level: DangerLevel = 'safe';
+  reasons: string[] = [];
+
+  raise(level: DangerLevel, reason: string): void {
+    this.level = maxLevel(this.level, level);
+    if (level !== 'safe' && !this.reasons.includes(reason)) this.reasons.push(reason);
+  }
 }
 
-interface RawSegment {
-  raw: string;
-  words: Word[];
-  redirects: Redirect[];
-  /** Bodies of `$(...)`, backticks, `<(...)` and `>(...)` found in this segment. */
-  substitutions: string[];
-  /** Whether this segment reads the output of a previous one through `|`. */
-  pipedInto: boolean;
-  /** The first word of the segment piping into this one. */
-  pipedFrom?: string;
+/** What the command itself (its name, arguments, variables and redirections) earns. */
+function classifyOwn(cmd: ShellCommand, v: Verdict): void {
+  if (cmd.opaque) return v.raise('dangerous', `cannot be checked: ${cmd.opaque}`);
+  for (const r of cmd.redirects) classifyRedirect(r, v);
+  for (const a of cmd.assignments) {
+    if (RISKY_VARIABLES.test(a.name)) v.raise('moderate', `sets ${a.name}, which changes what runs`);
+  }
+  if (!cmd.words.length) return;
+  if (cmd.dynamic[0])
+    return v.raise('dangerous', `the command name ${JSON.stringify(cmd.words[0])} is only known at run time`);
+  classifyWords(cmd, v);
 }
 
 const WRITE_REDIRECTS = new Set(['>', '>>', '>|', '&>', '&>>', '<>', '>&']);
 
-/** Splits a command line into simple commands (segments). */
-function splitCommand(input: string): RawSegment[] {
-  const out: RawSegment[] = [];
-  let seg = newSegment(false);
-  // Held in an object so that closures and the loop see the same, un-narrowed value.
-  const cur: { word: Word | null } = { word: null };
-  let segStart = 0;
-  let i = 0;
-  const heredocs: Array<{ delim: string; stripTabs: boolean }> = [];
-
-  const endWord = () => {
-    if (cur.word) seg.words.push(cur.word);
-    cur.word = null;
-  };
-  const ensureWord = (): Word => (cur.word ??= { text: '', quoted: false });
-  const endSegment = (nextPiped: boolean, at: number) => {
-    endWord();
-    seg.raw = input.slice(segStart, at).trim();
-    const from = seg.words[0]?.text;
-    if (seg.words.length || seg.redirects.length || seg.substitutions.length) out.push(seg);
-    seg = newSegment(nextPiped);
-    if (nextPiped && from !== undefined) seg.pipedFrom = from;
-  };
-
-  while (i < input.length) {
-    const c = input[i];
-    if (c === '\\') {
-      if (input[i + 1] === '\n') {
-        i += 2;
-        continue;
-      } // line continuation
-      const w = ensureWord();
-      w.text += input[i + 1] ?? '';
-      w.quoted = true;
-      i += 2;
-      continue;
-    }
-    if (c === "'") {
-      const end = input.indexOf("'", i + 1);
-      const stop = end === -1 ? input.length : end;
-      const w = ensureWord();
-      w.text += input.slice(i + 1, stop);
-      w.quoted = true;
-      i = stop + 1;
-      continue;
-    }
-    if (c === '"') {
-      const w = ensureWord();
-      w.quoted = true;
-      i++;
-      while (i < input.length && input[i] !== '"') {
-        if (input[i] === '\\' && i + 1 < input.length && '"\\$`\n'.includes(input[i + 1])) {
-          if (input[i + 1] !== '\n') w.text += input[i + 1];
-          i += 2;
-        } else if (input[i] === '$' && input[i + 1] === '(') {
-          i = readSubstitution(input, i, w, seg);
-        } else if (input[i] === '`') {
-          i = readBacktick(input, i, w, seg);
-        } else {
-          w.text += input[i++];
-        }
-      }
-      i++;
-      continue;
-    }
-    if (c === '$' && input[i + 1] === '(') {
-      i = readSubstitution(input, i, ensureWord(), seg);
-      continue;
-    }
-    if (c === '`') {
-      i = readBacktick(input, i, ensureWord(), seg);
-      continue;
-    }
-    if ((c === '<' || c === '>') && input[i + 1] === '(') {
-      // Process substitution: the body runs as a command.
-      const end = findClosingParen(input, i + 2);
-      seg.substitutions.push(input.slice(i + 2, end));
-      ensureWord().text += input.slice(i, end + 1);
-      i = end + 1;
-      continue;
-    }
-    if (c === '#' && !cur.word) {
-      while (i < input.length && input[i] !== '\n') i++;
-      continue;
-    }
-    if (c === ' ' || c === '\t') {
-      endWord();
-      i++;
-      continue;
-    }
-    if (c === '\n') {
-      endSegment(false, i);
-      i++;
-      // Here-document bodies are data, not commands: skip them.
-      while (heredocs.length) {
-        const { delim, stripTabs } = heredocs.shift()!;
-        while (i < input.length) {
-          const nl = input.indexOf('\n', i);
-          const lineEnd = nl === -1 ? input.length : nl;
-          const line = input.slice(i, lineEnd);
-          i = lineEnd + 1;
-          if ((stripTabs ? line.replace(/^\t+/, '') : line) === delim) break;
-        }
-      }
-      segStart = Math.min(i, input.length);
-      continue;
-    }
-    if (c === ';' || c === '&' || c === '|') {
-      const two = input.slice(i, i + 2);
-      if (c === '&' && input[i + 1] === '>') {
-        // &> and &>> : both streams to a file.
-        endWord();
-        const op = input.slice(i, i + 3) === '&>>' ? '&>>' : '&>';
-        i = readRedirectTarget(input, i + op.length, op, seg);
-        continue;
-      }
-      if (c === ';' && input[i + 1] === ';') {
-        endSegment(false, i); // `;;` in case statements
-        i += 2;
-        segStart = i;
-        continue;
-      }
-      const isPipe = c === '|' && two !== '||';
-      const len = two === '&&' || two === '||' || two === '|&' ? 2 : 1;
-      endSegment(isPipe, i);
-      i += len;
-      segStart = i;
-      continue;
-    }
-    if (c === '(' || c === ')') {
-      // Subshells and grouping: the inner commands are classified as ordinary segments.
-      endSegment(false, i);
-      i++;
-      segStart = i;
-      continue;
-    }
-    if (c === '>' || c === '<') {
-      // A word made only of digits right before the operator is a file descriptor (2>file).
-      if (cur.word && !cur.word.quoted && /^\d+$/.test(cur.word.text)) cur.word = null;
-      else endWord();
-      let op = c;
-      let j = i + 1;
-      if (c === '>' && (input[j] === '>' || input[j] === '|' || input[j] === '&')) op += input[j++];
-      else if (c === '<') {
-        if (input.startsWith('<<', j)) {
-          op = '<<<';
-          j += 2;
-        } else if (input[j] === '<') {
-          op = '<<';
-          j++;
-          if (input[j] === '-') {
-            op = '<<-';
-            j++;
-          }
-        } else if (input[j] === '>' || input[j] === '&') op += input[j++];
-      }
-      if (op === '<<' || op === '<<-') {
-        const before = seg.redirects.length;
-        j = readRedirectTarget(input, j, op, seg);
-        const delim = seg.redirects[before]?.target ?? '';
-        heredocs.push({ delim, stripTabs: op === '<<-' });
-        i = j;
-        continue;
-      }
-      i = readRedirectTarget(input, j, op, seg);
-      continue;
-    }
-    ensureWord().text += c;
-    i++;
-  }
-  endSegment(false, input.length);
-  return out;
-}
-
-function newSegment(pipedInto: boolean): RawSegment {
-  return { raw: '', words: [], redirects: [], substitutions: [], pipedInto };
-}
-
-/** Reads `$(...)` (or `$((...))`, arithmetic, which runs nothing) starting at `$`; returns the index after it. */
-function readSubstitution(input: string, i: number, w: Word, seg: RawSegment): number {
-  if (input[i + 2] === '(') {
-    const end = findClosingParen(input, i + 3);
-    const close = input[end + 1] === ')' ? end + 1 : end;
-    w.text += input.slice(i, close + 1);
-    return close + 1;
-  }
-  const end = findClosingParen(input, i + 2);
-  seg.substitutions.push(input.slice(i + 2, end));
-  w.text += input.slice(i, end + 1);
-  return end + 1;
-}
-
-function readBacktick(input: string, i: number, w: Word, seg: RawSegment): number {
-  let j = i + 1;
-  let body = '';
-  while (j < input.length && input[j] !== '`') {
-    if (input[j] === '\\' && j + 1 < input.length) {
-      body += input[j + 1];
-      j += 2;
-      continue;
-    }
-    body += input[j++];
-  }
-  seg.substitutions.push(body);
-  w.text += input.slice(i, j + 1);
-  return j + 1;
-}
-
-/** Index of the `)` closing a paren opened just before `start`, skipping quotes and nesting. */
-function findClosingParen(input: string, start: number): number {
-  let depth = 1;
-  let i = start;
-  while (i < input.length) {
-    const c = input[i];
-    if (c === '\\') {
-      i += 2;
-      continue;
-    }
-    if (c === "'") {
-      const e = input.indexOf("'", i + 1);
-      i = e === -1 ? input.length : e + 1;
-      continue;
-    }
-    if (c === '"') {
-      i++;
-      while (i < input.length && input[i] !== '"') i += input[i] === '\\' ? 2 : 1;
-      i++;
-      continue;
-    }
-    if (c === '(') depth++;
-    else if (c === ')' && --depth === 0) return i;
-    i++;
-  }
-  return input.length;
-}
-
-/** Reads the word after a redirection operator into `seg.redirects`; returns the index after it. */
-function readRedirectTarget(input: string, i: number, op: string, seg: RawSegment): number {
-  while (input[i] === ' ' || input[i] === '\t') i++;
-  let target = '';
-  while (i < input.length && !' \t\n;&|<>()'.includes(input[i])) {
-    const c = input[i];
-    if (c === "'") {
-      const e = input.indexOf("'", i + 1);
-      const stop = e === -1 ? input.length : e;
-      target += input.slice(i + 1, stop);
-      i = stop + 1;
-    } else if (c === '"') {
-      i++;
-      while (i < input.length && input[i] !== '"') {
-        if (input[i] === '\\' && i + 1 < input.length) {
-          target += input[i + 1];
-          i += 2;
-        } else target += input[i++];
-      }
-      i++;
-    } else if (c === '\\' && i + 1 < input.length) {
-      target += input[i + 1];
-      i += 2;
-    } else if (c === '$' && input[i + 1] === '(') {
-      const end = findClosingParen(input, i + 2);
-      seg.substitutions.push(input.slice(i + 2, end));
-      target += input.slice(i, end + 1);
-      i = end + 1;
-    } else {
-      target += c;
-      i++;
-    }
-  }
-  seg.redirects.push({ op, target });
-  return i;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Rules.
-
-/** Commands that only read or print. */
-const SAFE_COMMANDS = new Set([
-  'ls',
-  'll',
-  'la',
-  'dir',
-  'cat',
-  'head',
-  'tail',
-  'less',
-  'more',
-  'grep',
-  'egrep',
-  'fgrep',
-  'rg',
-  'ag',
-  'ack',
-  'fd',
-  'echo',
-  'printf',
-  'pwd',
-  'cd',
-  'pushd',
-  'popd',
-  'wc',
-  'sort',
-  'uniq',
-  'cut',
-  'tr',
-  'diff',
-  'cmp',
-  'comm',
-  'file',
-  'stat',
-  'which',
-  'type',
-  'whereis',
-  'whoami',
-  'id',
-  'groups',
-  'hostname',
-  'uname',
-  'date',
-  'cal',
-  'printenv',
-  'true',
-  'false',
-  'test',
-  '[',
-  '[[',
-  ']]',
-  'tree',
-  'du',
-  'df',
-  'basename',
-  'dirname',
-  'realpath',
-  'readlink',
-  'jq',
-  'yq',
-  'column',
-  'nl',
-  'tac',
-  'rev',
-  'fold',
-  'fmt',
-  'paste',
-  'join',
-  'expand',
-  'unexpand',
-  'seq',
-  'sleep',
-  'md5sum',
-  'sha1sum',
-  'sha256sum',
-  'sha512sum',
-  'shasum',
-  'cksum',
-  'base64',
-  'xxd',
-  'hexdump',
-  'od',
-  'strings',
-  'ps',
-  'free',
-  'uptime',
-  'lsof',
-  'history',
-  'export',
-  'set',
-  'unset',
-  'local',
-  'read',
-  'exit',
-  'return',
-  'shift',
-  'wait',
-  'jobs',
-  ':',
-  'command',
-  'man',
-  'help',
-  'whatis',
-  'locale',
-  'nproc',
-  'getconf',
-  'pgrep',
-  'sed',
-  'awk',
-  'gawk',
-  'find',
-  'env',
-]);
-
-/** Commands that destroy data, touch devices or power state whatever their arguments. */
-const DANGEROUS_COMMANDS: Record<string, string> = {
-  dd: 'dd writes raw bytes to files or devices',
-  shred: 'shred destroys file contents irrecoverably',
-  fdisk: 'partitions disks',
-  sfdisk: 'partitions disks',
-  parted: 'partitions disks',
-  gdisk: 'partitions disks',
-  wipefs: 'erases filesystem signatures',
-  mkswap: 'formats a device',
-  shutdown: 'changes the machine power state',
-  reboot: 'changes the machine power state',
-  halt: 'changes the machine power state',
-  poweroff: 'changes the machine power state',
-  init: 'changes the machine run level',
-  sudo: 'runs as another user (root)',
-  su: 'runs as another user (root)',
-  doas: 'runs as another user (root)',
-  pkexec: 'runs as another user (root)',
-};
-
-/** Shells and interpreters: running piped text through them executes whatever arrived. */
-const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'csh', 'tcsh', 'ash']);
-const INTERPRETERS = new Set(['python', 'python2', 'python3', 'node', 'perl', 'ruby', 'php', 'deno', 'bun', 'lua']);
-
-/** Wrappers that run the rest of their arguments as a command. */
-const WRAPPERS = new Set([
-  'nohup',
-  'time',
-  'nice',
-  'ionice',
-  'command',
-  'builtin',
-  'exec',
-  'stdbuf',
-  'timeout',
-  'env',
-  'xargs',
-  'watch',
-  'caffeinate',
-  'chronic',
-]);
-
-const GIT_SAFE = new Set([
-  'status',
-  'log',
-  'diff',
-  'show',
-  'rev-parse',
-  'ls-files',
-  'ls-tree',
-  'ls-remote',
-  'blame',
-  'grep',
-  'describe',
-  'shortlog',
-  'cat-file',
-  'whatchanged',
-  'name-rev',
-  'merge-base',
-  'for-each-ref',
-  'count-objects',
-  'version',
-  'help',
-  'reflog',
-  'show-ref',
-  'diff-tree',
-  'diff-index',
-  'diff-files',
-  'rev-list',
-  'check-ignore',
-  'var',
-]);
-
-const PKG_MANAGERS = new Set(['npm', 'pnpm', 'yarn', 'bun']);
-const PKG_SAFE = new Set([
-  'ls',
-  'list',
-  'll',
-  'view',
-  'info',
-  'show',
-  'outdated',
-  'help',
-  'explain',
-  'why',
-  'search',
-  'doctor',
-  'root',
-  'prefix',
-  'bin',
-  'whoami',
-  '--version',
-  '-v',
-  'version',
-  'config',
-]);
-const PKG_DANGEROUS = new Set(['publish', 'unpublish', 'deprecate', 'owner', 'access', 'dist-tag']);
-
-interface Verdict {
-  level: DangerLevel;
-  reasons: string[];
-}
-
-function classifyInto(command: string, depth: number, out: CommandSegment[]): void {
-  if (depth > MAX_NESTING_DEPTH) {
-    out.push({
-      command: command.trim(),
-      level: 'dangerous',
-      reasons: [`nested more than ${MAX_NESTING_DEPTH} levels deep`],
-    });
-    return;
-  }
-  for (const seg of splitCommand(command)) {
-    const verdict: Verdict = { level: 'safe', reasons: [] };
-    const raise = (level: DangerLevel, reason: string) => {
-      verdict.level = maxLevel(verdict.level, level);
-      if (!verdict.reasons.includes(reason)) verdict.reasons.push(reason);
-    };
-    const nested: CommandSegment[] = [];
-    const classifyNested = (text: string, why: string, floor: DangerLevel) => {
-      const before = nested.length;
-      classifyInto(text, depth + 1, nested);
-      const inner = nested.slice(before).reduce<DangerLevel>((acc, s) => maxLevel(acc, s.level), 'safe');
-      raise(maxLevel(floor, inner), why);
-    };
-
-    for (const sub of seg.substitutions) classifyNested(sub, `command substitution: ${abbreviate(sub)}`, 'moderate');
-    for (const r of seg.redirects) classifyRedirect(r, raise);
-    classifyWords(seg, raise, classifyNested);
-
-    out.push({ command: seg.raw, level: verdict.level, reasons: verdict.reasons });
-    out.push(...nested);
-  }
-}
-
-function classifyRedirect(r: Redirect, raise: (l: DangerLevel, why: string) => void): void {
+function classifyRedirect(r: ShellRedirect, v: Verdict): void {
   if (!WRITE_REDIRECTS.has(r.op)) return;
   // `2>&1`, `>&2`, `>&-`: duplicating or closing descriptors writes no file.
   if ((r.op === '>&' || r.op === '<>') && /^(\d+|-)$/.test(r.target)) return;
   if (/^\/dev\/(null|stdout|stderr|tty|fd\/\d+)$/.test(r.target)) return;
   if (/^\/dev\/(sd|hd|nvme|vd|xvd|mmcblk|disk|mapper|md|loop)/.test(r.target)) {
-    raise('dangerous', `redirection ${r.op} writes to the block device ${r.target}`);
-    return;
+    return v.raise('dangerous', `redirection ${r.op} writes to the block device ${r.target}`);
   }
-  raise('moderate', `redirection ${r.op} writes to ${r.target || '(missing file)'}`);
+  v.raise('moderate', `redirection ${r.op} writes to ${r.target || '(missing file)'}`);
 }
 
-function classifyWords(
-  seg: RawSegment,
-  raise: (l: DangerLevel, why: string) => void,
-  classifyNested: (text: string, why: string, floor: DangerLevel) => void,
-): void {
-  let words = seg.words.map((w) => w.text);
-  // Leading shell keywords and assignments run nothing by themselves.
-  while (words.length && /^(if|then|else|elif|do|while|until|!|\{|\}|fi|done|esac)$/.test(words[0]))
-    words = words.slice(1);
-  if (words.length && /^(for|case|select|function)$/.test(words[0])) return;
-  while (words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0])) words = words.slice(1);
-  // Unwrap sudo/env/nohup/xargs/... down to the command they run.
-  for (let guard = 0; words.length && guard < 10; guard++) {
-    const name = baseName(words[0]);
-    if (DANGEROUS_COMMANDS[name] && /^(sudo|su|doas|pkexec)$/.test(name)) {
-      raise('dangerous', DANGEROUS_COMMANDS[name]);
-      if (name === 'su') {
-        const c = words.indexOf('-c');
-        if (c !== -1 && words[c + 1] !== undefined) classifyNested(words[c + 1], 'su -c runs a command', 'dangerous');
-        return;
-      }
-      words = skipOptions(words.slice(1), /^-(u|g|h|p|C|D|U|r|t)$/);
-      continue;
-    }
-    if (!WRAPPERS.has(name)) break;
-    if (name === 'command' && words.slice(1).some((a) => a === '-v' || a === '-V')) return; // a lookup, runs nothing
-    if (name === 'timeout') words = skipOptions(words.slice(1), /^-(s|k)$/).slice(1);
-    else if (name === 'nice') words = skipOptions(words.slice(1), /^-n$/);
-    else if (name === 'xargs') words = skipOptions(words.slice(1), /^-(I|L|n|P|s|d|E|a)$/);
-    else if (name === 'env') {
-      const rest = skipOptions(words.slice(1), /^-(u|C|S)$/);
-      let k = 0;
-      while (k < rest.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(rest[k])) k++;
-      if (k === rest.length) return; // `env` alone prints the environment
-      words = rest.slice(k);
-    } else if (name === 'watch') words = skipOptions(words.slice(1), /^-(n|d)$/);
-    else words = skipOptions(words.slice(1), /^-(n|c|o|e|i)$/);
+/** The rules by command name. */
+function classifyWords(cmd: ShellCommand, v: Verdict): void {
+  const name = commandName(cmd)!;
+  const args = cmd.words.slice(1);
+  if (DANGEROUS_COMMANDS[name]) return v.raise('dangerous', DANGEROUS_COMMANDS[name]);
+  if (/^mkfs(\..+)?$/.test(name)) return v.raise('dangerous', 'formats a filesystem');
+  if (name === 'env' || name === 'command' || name === 'xargs') return; // wrappers that ran nothing
+  if (SHELLS.has(name) || name === 'eval' || name === 'source' || name === '.')
+    return classifyShell(cmd, name, args, v);
+  if (INTERPRETERS.has(name) || /^python\d/.test(name)) return classifyInterpreter(cmd, name, args, v);
+  if (classifyKnown(name, args, v)) return;
+  if (name === 'git') return classifyGit(args, v);
+  if (PKG_MANAGERS.has(name)) return classifyPackageManager(name, args, v);
+  if (SAFE_COMMANDS.has(name)) return;
+  v.raise('moderate', `${name} is not a known read-only command`);
+}
+
+function pipedText(cmd: ShellCommand): string {
+  return cmd.pipedFrom ? `the output of ${cmd.pipedFrom.split('/').pop()} ` : '';
+}
+
+function classifyShell(cmd: ShellCommand, name: string, args: string[], v: Verdict): void {
+  if (cmd.nested.some((g) => g.how === 'shell')) return v.raise('moderate', `${name} runs a nested command line`);
+  const script = args.find((a) => !a.startsWith('-'));
+  if ((!script || args.includes('-s')) && cmd.pipedInto) {
+    return v.raise('dangerous', `pipes ${pipedText(cmd)}into ${name}, executing it as a script`);
   }
-  if (!words.length) return;
+  v.raise('moderate', script ? `runs the script ${script}` : `starts ${name}`);
+}
 
-  const name = baseName(words[0]);
-  const args = words.slice(1);
+function classifyInterpreter(cmd: ShellCommand, name: string, args: string[], v: Verdict): void {
+  if (args.length === 1 && /^(--version|-v|-V)$/.test(args[0])) return;
+  const program = args.some((a) => !a.startsWith('-')) || args.some((a) => /^(-c|-e|--eval|-p|--print)$/.test(a));
+  if (!program && cmd.pipedInto)
+    return v.raise('dangerous', `pipes ${pipedText(cmd)}into ${name}, executing it as a program`);
+  v.raise('moderate', `runs ${name} code`);
+}
 
-  if (DANGEROUS_COMMANDS[name]) return raise('dangerous', DANGEROUS_COMMANDS[name]);
-  if (/^mkfs(\..+)?$/.test(name)) return raise('dangerous', 'formats a filesystem');
-
-  if (SHELLS.has(name) || name === 'eval' || name === 'source' || name === '.') {
-    const c = args.indexOf('-c');
-    if (name === 'eval') return classifyNested(args.join(' '), 'eval runs its arguments as a command', 'moderate');
-    if (c !== -1 && args[c + 1] !== undefined)
-      return classifyNested(args[c + 1], `${name} -c runs a nested command`, 'moderate');
-    const script = args.find((a) => !a.startsWith('-'));
-    if ((!script || args.includes('-s')) && seg.pipedInto) {
-      return raise(
-        'dangerous',
-        `pipes ${seg.pipedFrom ? `the output of ${baseName(seg.pipedFrom)} ` : ''}into ${name}, executing it as a script`,
-      );
-    }
-    return raise('moderate', script ? `runs the script ${script}` : `starts ${name}`);
-  }
-  if (INTERPRETERS.has(name) || /^python\d/.test(name)) {
-    if (args.length === 1 && /^(--version|-v|-V)$/.test(args[0])) return;
-    if (
-      !args.some((a) => !a.startsWith('-')) &&
-      !args.some((a) => /^(-c|-e|--eval|-p|--print)$/.test(a)) &&
-      seg.pipedInto
-    ) {
-      return raise(
-        'dangerous',
-        `pipes ${seg.pipedFrom ? `the output of ${baseName(seg.pipedFrom)} ` : ''}into ${name}, executing it as a program`,
-      );
-    }
-    return raise('moderate', `runs ${name} code`);
-  }
-
+/** Commands whose arguments decide their level; returns whether `name` was one of them. */
+function classifyKnown(name: string, args: string[], v: Verdict): boolean {
+  const has = (re: RegExp) => args.some((a) => re.test(a));
   switch (name) {
-    case 'rm': {
-      const recursive = args.some((a) => a === '--recursive' || /^-[a-zA-Z]*[rR]/.test(a));
-      if (recursive) return raise('dangerous', 'rm -r deletes directory trees');
-      if (args.some((a) => /^(\/|~|\*|\.|\/\*|~\/\*?)$/.test(a)))
-        return raise('dangerous', 'rm on a root, home or wildcard path');
-      return raise('moderate', 'rm deletes files');
-    }
+    case 'rm':
+      if (has(/^(--recursive|-[a-zA-Z]*[rR][a-zA-Z]*)$/)) v.raise('dangerous', 'rm -r deletes directory trees');
+      else if (has(/^(\/|~|\*|\.|\/\*|~\/\*?)$/)) v.raise('dangerous', 'rm on a root, home or wildcard path');
+      else v.raise('moderate', 'rm deletes files');
+      return true;
     case 'chmod':
     case 'chown':
     case 'chgrp':
-      if (args.some((a) => a === '--recursive' || /^-[a-zA-Z]*R/.test(a)))
-        return raise('dangerous', `${name} -R changes a whole tree`);
-      return raise('moderate', `${name} changes file permissions or ownership`);
-    case 'find': {
-      if (args.includes('-delete')) return raise('dangerous', 'find -delete deletes every match');
-      const ex = args.findIndex((a) => /^-(exec|execdir|ok|okdir)$/.test(a));
-      if (ex !== -1) {
-        let end = args.findIndex((a, k) => k > ex && (a === ';' || a === '+' || a === '\\;'));
-        if (end === -1) end = args.length;
-        return classifyNested(
-          args
-            .slice(ex + 1, end)
-            .map(quoteWord)
-            .join(' '),
-          `find ${args[ex]} runs a command per match`,
-          'moderate',
-        );
-      }
-      if (args.some((a) => /^-(fprint|fprintf|fls)/.test(a))) return raise('moderate', 'find writes to a file');
-      return;
-    }
+      if (has(/^(--recursive|-[a-zA-Z]*R[a-zA-Z]*)$/)) v.raise('dangerous', `${name} -R changes a whole tree`);
+      else v.raise('moderate', `${name} changes file permissions or ownership`);
+      return true;
+    case 'find':
+      if (args.includes('-delete')) v.raise('dangerous', 'find -delete deletes every match');
+      else if (has(/^-(fprint|fprintf|fls)/)) v.raise('moderate', 'find writes to a file');
+      return true;
     case 'sed':
-      if (args.some((a) => /^(-i|--in-place)/.test(a) || /^-[a-zA-Z]*i/.test(a)))
-        return raise('moderate', 'sed -i edits files in place');
-      return;
+      if (has(/^(-i|--in-place)/) || has(/^-[a-zA-Z]*i/)) v.raise('moderate', 'sed -i edits files in place');
+      else if (sedScripts(args).some((p) => SED_RUNS_OR_WRITES.test(p)))
+        v.raise('moderate', 'sed program runs commands or writes files');
+      return true;
     case 'awk':
     case 'gawk':
-      if (args.some((a) => /system\s*\(|\|\s*getline|print[^;]*>/.test(a)))
-        return raise('moderate', 'awk program runs commands or writes files');
-      return;
+      if (has(/system\s*\(|\|\s*getline|print[^;]*[>|]/))
+        v.raise('moderate', 'awk program runs commands or writes files');
+      return true;
     case 'kill':
     case 'pkill':
     case 'killall':
-      if (args.includes('-1') && name === 'kill') return raise('dangerous', 'kill -1 signals every process you own');
-      return raise('moderate', `${name} stops processes`);
-    case 'git':
-      return classifyGit(args, raise);
+      if (name === 'kill' && args.includes('-1')) v.raise('dangerous', 'kill -1 signals every process you own');
+      else v.raise('moderate', `${name} stops processes`);
+      return true;
     case 'tee':
-      if (args.filter((a) => !a.startsWith('-')).every((a) => a === '/dev/null')) return;
-      return raise('moderate', 'tee writes to files');
+      if (!args.filter((a) => !a.startsWith('-')).every((a) => a === '/dev/null'))
+        v.raise('moderate', 'tee writes to files');
+      return true;
     case 'curl':
     case 'wget':
-      return raise('moderate', `${name} accesses the network`);
+      v.raise('moderate', `${name} accesses the network`);
+      return true;
     case 'crontab':
-      if (args.includes('-r')) return raise('dangerous', 'crontab -r deletes the crontab');
-      return raise('moderate', 'crontab changes scheduled jobs');
+      v.raise(
+        args.includes('-r') ? 'dangerous' : 'moderate',
+        args.includes('-r') ? 'crontab -r deletes the crontab' : 'crontab changes scheduled jobs',
+      );
+      return true;
   }
-
-  if (PKG_MANAGERS.has(name)) {
-    const sub = args.find((a) => !a.startsWith('-') || a === '--version' || a === '-v');
-    if (sub === undefined) return name === 'yarn' ? raise('moderate', 'yarn installs dependencies') : undefined;
-    if (PKG_DANGEROUS.has(sub)) return raise('dangerous', `${name} ${sub} changes a public registry`);
-    if (sub === 'config' && args.some((a) => a === 'set' || a === 'delete'))
-      return raise('moderate', `${name} config changes settings`);
-    if (sub === 'audit' && args.includes('fix')) return raise('moderate', `${name} audit fix changes dependencies`);
-    if (PKG_SAFE.has(sub) || sub === 'audit') return;
-    return raise('moderate', `${name} ${sub} runs scripts or changes dependencies`);
-  }
-
-  if (SAFE_COMMANDS.has(name)) return;
-  raise('moderate', `${name} is not a known read-only command`);
+  return false;
 }
 
-function classifyGit(args: string[], raise: (l: DangerLevel, why: string) => void): void {
-  // Skip global options (`-C dir`, `-c k=v`, `--no-pager`, `--git-dir=...`).
+/** sed's `e` command and `e`/`w` flags run commands or write files. */
+const SED_RUNS_OR_WRITES = /(^|[;\n{}])\s*[0-9,$/!]*\s*[ewW](\s|;|$)|\/[gpiImM0-9]*[ewW](\s|;|$)/;
+
+/** The scripts of a sed call: each `-e`/`--expression` value, else the first operand. */
+function sedScripts(args: string[]): string[] {
+  const given = args.flatMap((a, k) => (a === '-e' || a === '--expression' ? [args[k + 1] ?? ''] : []));
+  if (given.length) return given;
+  const first = args.find((a) => !a.startsWith('-'));
+  return first === undefined ? [] : [first];
+}
+
+function classifyPackageManager(name: string, args: string[], v: Verdict): void {
+  const sub = args.find((a) => !a.startsWith('-') || a === '--version' || a === '-v');
+  if (sub === undefined) return name === 'yarn' ? v.raise('moderate', 'yarn installs dependencies') : undefined;
+  if (PKG_DANGEROUS.has(sub)) return v.raise('dangerous', `${name} ${sub} changes a public registry`);
+  if (sub === 'config' && args.some((a) => a === 'set' || a === 'delete'))
+    return v.raise('moderate', `${name} config changes settings`);
+  if (sub === 'audit' && args.includes('fix')) return v.raise('moderate', `${name} audit fix changes dependencies`);
+  if (PKG_SAFE.has(sub) || sub === 'audit') return;
+  v.raise('moderate', `${name} ${sub} runs scripts or changes dependencies`);
+}
+
+/** git: the subcommand (after global options) decides; see GIT_SAFE for the read-only ones. */
+function classifyGit(args: string[], v: Verdict): void {
   let k = 0;
   while (k < args.length && args[k].startsWith('-')) k += /^-(C|c)$/.test(args[k]) ? 2 : 1;
   const sub = args[k];
-  const rest = args.slice(k + 1);
-  const has = (re: RegExp) => rest.some((a) => re.test(a));
   if (sub === undefined) return;
+  const rest = args.slice(k + 1);
+  if (args.slice(0, k).some((a) => /^(core\.(pager|editor|sshCommand|fsmonitor|hooksPath)|alias\.)/.test(a))) {
+    return v.raise('moderate', 'git -c sets an option that runs commands');
+  }
+  const verdict = gitRule(sub, rest);
+  if (verdict) return v.raise(verdict[0], verdict[1]);
+  if (!GIT_SAFE.has(sub)) v.raise('moderate', `git ${sub} changes the repository`);
+}
+
+type Rule = [DangerLevel, string] | undefined;
+
+function gitRule(sub: string, rest: string[]): Rule {
+  const has = (re: RegExp) => rest.some((a) => re.test(a));
   switch (sub) {
     case 'push':
       if (
         has(/^(--force|--force-with-lease.*|--force-if-includes|-f|--mirror|--prune)$/) ||
         has(/^-[a-zA-Z]*f/) ||
         has(/^\+/)
-      ) {
-        return raise('dangerous', 'git push --force rewrites remote history');
-      }
-      if (has(/^(--delete|-d)$/) || has(/^:/)) return raise('dangerous', 'git push --delete deletes remote refs');
-      return raise('moderate', 'git push publishes commits');
+      )
+        return ['dangerous', 'git push --force rewrites remote history'];
+      if (has(/^(--delete|-d)$/) || has(/^:/)) return ['dangerous', 'git push --delete deletes remote refs'];
+      return ['moderate', 'git push publishes commits'];
     case 'reset':
-      if (has(/^--(hard|merge|keep)$/)) return raise('dangerous', 'git reset --hard discards uncommitted work');
-      return raise('moderate', 'git reset moves HEAD');
+      return has(/^--(hard|merge|keep)$/)
+        ? ['dangerous', 'git reset --hard discards uncommitted work']
+        : ['moderate', 'git reset moves HEAD'];
     case 'clean':
-      if (has(/^(--force|-[a-zA-Z]*f)/)) return raise('dangerous', 'git clean -f deletes untracked files');
-      return raise('moderate', 'git clean');
+      return has(/^(--force|-[a-zA-Z]*f)/)
+        ? ['dangerous', 'git clean -f deletes untracked files']
+        : ['moderate', 'git clean'];
     case 'branch':
-      if (has(/^(-D|--delete)$/) && has(/^(-D|--force|-f)$/))
-        return raise('dangerous', 'git branch -D deletes unmerged branches');
-      if (has(/^(-D)$/)) return raise('dangerous', 'git branch -D deletes unmerged branches');
-      if (has(/^(-d|--delete|-m|-M|--move|-c|-C|--copy|-f|--force|-u|--set-upstream-to.*|--unset-upstream)$/)) {
-        return raise('moderate', 'git branch changes branches');
-      }
-      if (rest.some((a) => !a.startsWith('-'))) return raise('moderate', 'git branch creates a branch');
-      return;
+      if (has(/^-D$/) || (has(/^(-d|--delete)$/) && has(/^(--force|-f)$/)))
+        return ['dangerous', 'git branch -D deletes unmerged branches'];
+      if (has(/^(-d|--delete|-m|-M|--move|-c|-C|--copy|-f|--force|-u|--set-upstream-to.*|--unset-upstream)$/))
+        return ['moderate', 'git branch changes branches'];
+      return rest.some((a) => !a.startsWith('-')) ? ['moderate', 'git branch creates a branch'] : ['safe', ''];
     case 'stash':
-      if (rest[0] === 'drop' || rest[0] === 'clear')
-        return raise('dangerous', `git stash ${rest[0]} discards stashed work`);
-      if (rest[0] === 'list' || rest[0] === 'show') return;
-      return raise('moderate', 'git stash changes the working tree');
+      if (rest[0] === 'drop' || rest[0] === 'clear') return ['dangerous', `git stash ${rest[0]} discards stashed work`];
+      return rest[0] === 'list' || rest[0] === 'show'
+        ? ['safe', '']
+        : ['moderate', 'git stash changes the working tree'];
     case 'checkout':
     case 'restore':
-      if (has(/^(-f|--force)$/) || (sub === 'checkout' && rest.includes('--') && rest.includes('.'))) {
-        return raise('dangerous', `git ${sub} discards local changes`);
-      }
-      return raise('moderate', `git ${sub} changes the working tree`);
+      if (has(/^(-f|--force)$/) || (sub === 'checkout' && rest.includes('--') && rest.includes('.')))
+        return ['dangerous', `git ${sub} discards local changes`];
+      return ['moderate', `git ${sub} changes the working tree`];
     case 'filter-branch':
     case 'filter-repo':
-      return raise('dangerous', `git ${sub} rewrites history`);
+      return ['dangerous', `git ${sub} rewrites history`];
     case 'gc':
     case 'reflog':
       if (has(/^(--prune=now|expire|delete)$/))
-        return raise('dangerous', `git ${sub} permanently drops unreachable commits`);
-      return sub === 'reflog' ? undefined : raise('moderate', 'git gc rewrites the object store');
+        return ['dangerous', `git ${sub} permanently drops unreachable commits`];
+      return sub === 'reflog' ? ['safe', ''] : ['moderate', 'git gc rewrites the object store'];
     case 'remote':
-      if (rest.length === 0 || rest.every((a) => a === '-v' || a === '--verbose' || a === 'show' || a === 'get-url'))
-        return;
-      return raise('moderate', 'git remote changes remotes');
+      if (rest.every((a) => a === '-v' || a === '--verbose' || a === 'show' || a === 'get-url')) return ['safe', ''];
+      return ['moderate', 'git remote changes remotes'];
     case 'tag':
-      if (rest.length === 0 || has(/^(-l|--list|-n\d*|--contains|--points-at)$/)) return;
-      if (has(/^(-d|--delete)$/)) return raise('moderate', 'git tag -d deletes a tag');
-      return raise('moderate', 'git tag creates a tag');
+      if (rest.length === 0 || has(/^(-l|--list|-n\d*|--contains|--points-at)$/)) return ['safe', ''];
+      return ['moderate', has(/^(-d|--delete)$/) ? 'git tag -d deletes a tag' : 'git tag creates a tag'];
     case 'config':
-      if (has(/^(--get|--get-all|--get-regexp|--list|-l)$/)) return;
-      return raise('moderate', 'git config changes settings');
+      return has(/^(--get|--get-all|--get-regexp|--list|-l)$/)
+        ? ['safe', '']
+        : ['moderate', 'git config changes settings'];
   }
-  if (GIT_SAFE.has(sub)) return;
-  raise('moderate', `git ${sub} changes the repository`);
+  return undefined;
 }
 
-/** Drops leading options (and the values of options in `takesValue`) up to the first operand. */
-function skipOptions(words: string[], takesValue: RegExp): string[] {
-  let k = 0;
-  while (k < words.length && words[k].startsWith('-') && words[k] !== '-') {
-    if (words[k] === '--') {
-      k++;
-      break;
-    }
-    k += takesValue.test(words[k]) ? 2 : 1;
-  }
-  return words.slice(k);
-}
-
-function baseName(word: string): string {
-  const slash = word.lastIndexOf('/');
-  return slash === -1 ? word : word.slice(slash + 1);
-}
-
-function quoteWord(w: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
-}
-
-function abbreviate(text: string): string {
+/** A command line shortened for a reason text. */
+export function abbreviate(text: string): string {
   const t = text.trim().replace(/\s+/g, ' ');
   return t.length > 60 ? `${t.slice(0, 57)}...` : t;
 }

@@ -136,7 +136,7 @@ export const BashTool = Tool.define<typeof parameters, BashMetadata>(
         if (!args.command.trim()) throw new Error('The command is empty. Pass the shell command to run in "command".');
         const cwd = await resolveWorkdir(ws, args.workdir);
         if (ctx.abort.aborted) throw new Error('The command was not run: the call was aborted before it started.');
-        const danger = classifyCommand(args.command);
+        const danger = await classifyCommand(args.command);
         const title = args.description?.trim() || abbreviate(args.command);
         ctx.metadata({ title, metadata: { description: title, output: '', danger: danger.level } });
         if (args.background) {
