@@ -101,6 +101,13 @@ function classifyInto(cmd: ShellCommand, out: CommandSegment[]): DangerLevel {
   return maxLevel(verdict.level, nestedMax);
 }
 
+/** The level one command earns by itself; the commands it nests are judged on their own. */
+export function commandLevel(cmd: ShellCommand): DangerLevel {
+  const v = new Verdict();
+  classifyOwn(cmd, v);
+  return v.level;
+}
+
 /** The level and reasons a command earns. */
 class Verdict {
   level: DangerLevel = 'safe';

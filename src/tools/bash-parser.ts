@@ -150,7 +150,15 @@ class Walker {
       out.push(cmd);
       return;
     }
+    const before = out.length;
     if (body) this.statements(body, out);
+    if ((body?.type === 'list' || body?.type === 'pipeline') && out.length > before) {
+      // The grammar wraps `a && b <<EOF` whole; the shell gives the redirections to the last command.
+      const last = out[out.length - 1];
+      last.redirects.push(...redirects);
+      last.nested.push(...nested);
+      return;
+    }
     // Redirections of a group, loop or subshell apply to all of it: keep them as a command of their own.
     out.push({
       ...emptyCommand(node.text.slice((body?.endIndex ?? node.startIndex) - node.startIndex).trim()),

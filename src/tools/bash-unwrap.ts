@@ -29,6 +29,7 @@ const WRAPPERS: Record<string, WrapperSpec> = {
   builtin: { valued: /^$/ },
   exec: { valued: /^-a$/ },
   setsid: { valued: /^$/ },
+  coproc: { valued: /^$/ },
   chronic: { valued: /^$/ },
   caffeinate: { valued: /^-(t|w)$/ },
   unbuffer: { valued: /^$/ },

@@ -1,0 +1,201 @@
+/**
+ * What a call does, as the policy sees it: one check per tool call, with its subject — the
+ * resolved path for file tools, the host and URL for webfetch, the server for MCP tools — and for
+ * bash one check per simple command it would run plus one per file it redirects to or from.
+ */
+import path from 'node:path';
+import os from 'node:os';
+import { realpathAllowingMissing } from '../workspace.js';
+import type { ToolPermission } from '../permissions.js';
+import { shellCommands, commandLevel } from '../tools/bash-danger.js';
+import { isTransparentWrapper } from '../tools/bash-unwrap.js';
+import type { ShellCommand } from '../tools/bash-parser.js';
+import type { DangerLevel, PolicyCheck, PolicySubject } from './types.js';
+import { RISKY_VARIABLES } from '../tools/bash-danger-tables.js';
+
+/** What the policy needs to know about the tool being called. */
+export interface ToolFacts {
+  permissions: ToolPermission[];
+  /** The tool's own danger level; calls of bash get one per command instead. */
+  danger?: DangerLevel;
+}
+
+/** Where paths resolve and what the tools are. */
+export interface CheckEnvironment {
+  workspaceRoot: string;
+  additionalRoots?: string[];
+  /** Facts about a tool by id (from the registry); unknown tools are treated as moderate with no permissions. */
+  toolFacts?: (toolId: string) => ToolFacts | undefined;
+}
+
+/** Argument names that hold a path, for file tools and tools authored the same way. */
+const PATH_KEYS = ['filePath', 'path', 'file', 'directory', 'dir'];
+
+/** The checks a call makes; see the module comment. */
+export async function checksOf(toolId: string, rawArgs: unknown, env: CheckEnvironment): Promise<PolicyCheck[]> {
+  const args = asObject(rawArgs);
+  const facts = env.toolFacts?.(toolId) ?? undefined;
+  const permissions = facts?.permissions ?? [];
+  const danger = facts?.danger ?? defaultDanger(permissions);
+  if (toolId === 'bash' && typeof args.command === 'string') {
+    const cwd = typeof args.workdir === 'string' ? args.workdir : '.';
+    return bashChecks(args.command, cwd, env);
+  }
+  if (toolId === 'webfetch' && typeof args.url === 'string') {
+    return [{ tool: toolId, permissions, danger, subject: urlSubject(args.url), label: `webfetch of ${args.url}` }];
+  }
+  const server = mcpServer(toolId);
+  if (server)
+    return [
+      { tool: toolId, permissions, danger, subject: { kind: 'server', value: server }, label: `MCP tool ${toolId}` },
+    ];
+  const key = PATH_KEYS.find((k) => typeof args[k] === 'string');
+  if (key) {
+    const subject = await pathSubject(args[key] as string, '.', env);
+    return [{ tool: toolId, permissions, danger, subject, label: `${toolId} of ${subject.value}` }];
+  }
+  return [{ tool: toolId, permissions, danger, label: `${toolId} call` }];
+}
+
+/** A tool's level when it does not declare one: read-only tools are safe, the rest moderate. */
+function defaultDanger(permissions: ToolPermission[]): DangerLevel {
+  return permissions.length > 0 && permissions.every((p) => p === 'read') ? 'safe' : 'moderate';
+}
+
+function asObject(args: unknown): Record<string, unknown> {
+  if (typeof args === 'string') {
+    try {
+      args = JSON.parse(args);
+    } catch {
+      return {};
+    }
+  }
+  return args && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
+}
+
+/** `server__tool` names an imported MCP tool. */
+function mcpServer(toolId: string): string | undefined {
+  const at = toolId.indexOf('__');
+  return at > 0 ? toolId.slice(0, at) : undefined;
+}
+
+function urlSubject(url: string): PolicySubject {
+  try {
+    return { kind: 'url', value: url, also: [new URL(url).hostname.replace(/^\[|\]$/g, '')] };
+  } catch {
+    return { kind: 'url', value: url };
+  }
+}
+
+/** A path as rules see it: workspace-relative when inside, absolute when outside; its real path too. */
+export async function pathSubject(given: string, cwd: string, env: CheckEnvironment): Promise<PolicySubject> {
+  const roots = [env.workspaceRoot, ...(env.additionalRoots ?? [])].map((r) => path.resolve(r));
+  const expanded = given === '~' || given.startsWith('~/') ? path.join(os.homedir(), given.slice(1)) : given;
+  const lexical = path.resolve(env.workspaceRoot, cwd, expanded);
+  let real = lexical;
+  try {
+    real = await realpathAllowingMissing(lexical);
+  } catch {
+    // A link loop or an unreadable parent: judge the lexical path (the tool itself will refuse it).
+  }
+  const realRoots = await Promise.all(roots.map((r) => realpathAllowingMissing(r).catch(() => r)));
+  const show = (p: string, rs: string[]) => {
+    const inside = within(p, rs[0]);
+    return inside === undefined ? p : inside || '.';
+  };
+  const value = show(lexical, roots);
+  const realValue = show(real, realRoots);
+  const outside =
+    ![...roots, ...realRoots].some((r) => within(lexical, r) !== undefined) ||
+    !realRoots.some((r) => within(real, r) !== undefined);
+  return { kind: 'path', value, also: realValue !== value ? [realValue] : undefined, outside };
+}
+
+/** `p` relative to `root` when inside it, else undefined. */
+function within(p: string, root: string): string | undefined {
+  if (p === root) return '';
+  const prefix = root.endsWith(path.sep) ? root : root + path.sep;
+  return p.startsWith(prefix) ? p.slice(prefix.length).split(path.sep).join('/') : undefined;
+}
+
+const FILE_WRITES = new Set(['>', '>>', '>|', '&>', '&>>', '<>']);
+const FILE_READS = new Set(['<', '<>']);
+const CHANGES_DIRECTORY = new Set(['cd', 'pushd', 'popd']);
+
+/** One check per command the line runs and per file it redirects to or from. */
+async function bashChecks(command: string, cwd: string, env: CheckEnvironment): Promise<PolicyCheck[]> {
+  const all = flatten(await shellCommands(command));
+  const movesAround = all.some((c) => CHANGES_DIRECTORY.has(c.words[0] ?? ''));
+  const checks: PolicyCheck[] = [];
+  for (const cmd of all) {
+    if (cmd.words.length || cmd.opaque) checks.push(commandCheck(cmd));
+    for (const r of cmd.redirects) {
+      const check = await redirectCheck(r.op, r.target, r.dynamic, cwd, movesAround, env);
+      if (check) checks.push(check);
+    }
+  }
+  return checks.length
+    ? checks
+    : [{ tool: 'bash', permissions: ['execute'], danger: 'safe', label: 'empty bash command' }];
+}
+
+/** Every command of the tree, wrappers left out where only what they run counts. */
+export function flatten(commands: ShellCommand[], out: ShellCommand[] = []): ShellCommand[] {
+  for (const cmd of commands) {
+    if (!isTransparentWrapper(cmd) || cmd.redirects.length) out.push(transparentLess(cmd));
+    for (const g of cmd.nested) flatten(g.commands, out);
+  }
+  return out;
+}
+
+function transparentLess(cmd: ShellCommand): ShellCommand {
+  return isTransparentWrapper(cmd) ? { ...cmd, words: [], dynamic: [] } : cmd;
+}
+
+/** The text command patterns match: the words' values, with variables that change what runs kept in front. */
+export function commandText(cmd: ShellCommand): string {
+  const risky = cmd.assignments.filter((a) => RISKY_VARIABLES.test(a.name)).map((a) => `${a.name}=${a.value}`);
+  return [...risky, ...cmd.words].join(' ');
+}
+
+function commandCheck(cmd: ShellCommand): PolicyCheck {
+  const text = commandText(cmd) || cmd.text;
+  const check: PolicyCheck = {
+    tool: 'bash',
+    permissions: ['execute'],
+    danger: commandLevel(cmd),
+    subject: { kind: 'command', value: text },
+    label: `bash command ${JSON.stringify(text)}`,
+  };
+  if (cmd.opaque) check.unknown = cmd.opaque;
+  else if (cmd.dynamic[0]) check.unknown = `the command name ${JSON.stringify(cmd.words[0])} is only known at run time`;
+  return check;
+}
+
+async function redirectCheck(
+  op: string,
+  target: string,
+  dynamic: boolean,
+  cwd: string,
+  movesAround: boolean,
+  env: CheckEnvironment,
+): Promise<PolicyCheck | undefined> {
+  const writes = FILE_WRITES.has(op) || (op === '>&' && !/^(\d+|-)$/.test(target));
+  if (!writes && !FILE_READS.has(op)) return undefined;
+  if (/^\/dev\/(null|stdout|stderr|stdin|tty|fd\/\d+)$/.test(target)) return undefined;
+  const permission: ToolPermission = writes ? 'write' : 'read';
+  const verb = writes ? 'writes to' : 'reads';
+  const base = { tool: 'bash', permissions: [permission], danger: (writes ? 'moderate' : 'safe') as DangerLevel };
+  if (dynamic)
+    return {
+      ...base,
+      label: `bash ${verb} ${target}`,
+      unknown: `the file ${JSON.stringify(target)} is only known at run time`,
+    };
+  const subject = await pathSubject(target, cwd, env);
+  const check: PolicyCheck = { ...base, subject, label: `bash ${verb} ${subject.value}` };
+  if (movesAround && !path.isAbsolute(target) && !target.startsWith('~')) {
+    check.unknown = `the line changes directory, so the relative file ${JSON.stringify(target)} may be anywhere`;
+  }
+  return check;
+}

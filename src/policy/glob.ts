@@ -1,0 +1,92 @@
+/**
+ * Pattern matching for rules. Paths use globs (`*` within a segment, `**` across segments, `?`,
+ * `[...]`, `{a,b}`); a pattern without `/` matches the last segment at any depth (`.env*` matches
+ * `a/.env.local`). Commands, URLs, hosts and servers use `*` for any text; a command pattern ending
+ * in ` *` also matches the command without arguments (`git status *` matches `git status`).
+ */
+
+const cache = new Map<string, RegExp>();
+/** Compiled patterns kept; the cache is cleared past this (policies have a handful of patterns). */
+const MAX_CACHED_PATTERNS = 1000;
+
+function compiled(key: string, make: () => RegExp): RegExp {
+  let re = cache.get(key);
+  if (!re) {
+    if (cache.size >= MAX_CACHED_PATTERNS) cache.clear();
+    cache.set(key, (re = make()));
+  }
+  return re;
+}
+
+/** Whether a path glob matches a (workspace-relative or absolute) path. */
+export function matchPath(pattern: string, value: string): boolean {
+  const anchored = pattern.includes('/') && !pattern.startsWith('**/');
+  const re = compiled(`p:${pattern}`, () => new RegExp(`^${pathGlobSource(pattern.replace(/^\.\//, ''))}$`));
+  if (re.test(value)) return true;
+  if (anchored) return false;
+  // No slash: the pattern names a file anywhere (gitignore style).
+  const last = value.slice(value.lastIndexOf('/') + 1);
+  return re.test(last) || (pattern.startsWith('**/') && re.test(value.replace(/^\//, '')));
+}
+
+/** Whether a text glob (`*` = any text) matches a command, URL, host or server name. */
+export function matchText(pattern: string, value: string): boolean {
+  const re = compiled(`t:${pattern}`, () => {
+    const optionalArgs = pattern.endsWith(' *');
+    const body = optionalArgs ? pattern.slice(0, -2) : pattern;
+    return new RegExp(`^${body.split('*').map(escape).join('[\\s\\S]*')}${optionalArgs ? '(?:\\s[\\s\\S]*)?' : ''}$`);
+  });
+  return re.test(value);
+}
+
+/** Whether `pattern` is usable as a path glob; returns the problem when it is not. */
+export function patternProblem(pattern: string): string | undefined {
+  if (!pattern) return 'the pattern is empty';
+  try {
+    new RegExp(pathGlobSource(pattern));
+  } catch (err) {
+    return `the pattern is not a valid glob (${(err as Error).message})`;
+  }
+  return undefined;
+}
+
+function pathGlobSource(glob: string): string {
+  let out = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i];
+    if (c === '*') {
+      if (glob[i + 1] === '*') {
+        const slash = glob[i + 2] === '/';
+        out += slash ? '(?:[^/]*/)*' : '.*';
+        i += slash ? 2 : 1;
+      } else out += '[^/]*';
+    } else if (c === '?') out += '[^/]';
+    else if (c === '[') {
+      const end = glob.indexOf(']', i + 1);
+      if (end === -1) out += '\\[';
+      else {
+        out += `[${glob
+          .slice(i + 1, end)
+          .replace(/^!/, '^')
+          .replace(/\\/g, '\\\\')}]`;
+        i = end;
+      }
+    } else if (c === '{') {
+      const end = glob.indexOf('}', i + 1);
+      if (end === -1) out += '\\{';
+      else {
+        out += `(?:${glob
+          .slice(i + 1, end)
+          .split(',')
+          .map((alt) => pathGlobSource(alt))
+          .join('|')})`;
+        i = end;
+      }
+    } else out += escape(c);
+  }
+  return out;
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+}

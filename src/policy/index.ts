@@ -1,0 +1,17 @@
+/** The policy layer: allow / ask / deny rules, approvals, the default policy. */
+export * from './types.js';
+export {
+  Policy,
+  createPolicy,
+  loadPolicyFile,
+  findPolicyFile,
+  POLICY_FILE_NAME,
+  MAX_APPROVAL_SESSIONS,
+  type PolicyOptions,
+  type AuthorizeRequest,
+  type Authorization,
+} from './policy.js';
+export { DEFAULT_POLICY, SECRET_FILE_PATTERNS } from './defaults.js';
+export { PolicyError, policyProblems, validatePolicy, parsePolicyText, type PolicyProblem } from './rules.js';
+export { checksOf, type CheckEnvironment, type ToolFacts } from './checks.js';
+export { argsHash, canonicalJson } from './approvals.js';

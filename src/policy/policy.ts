@@ -1,0 +1,191 @@
+/**
+ * A policy: rules plus the approvals given while it runs ("always" answers per session, one-call
+ * grants from the LangChain middleware). `decide` says what the rules say about a call;
+ * `authorize` is the pipeline's step 2 — it asks the approver when the rules say `ask`.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { argsHash, GrantStore } from './approvals.js';
+import { checksOf, type CheckEnvironment } from './checks.js';
+import { DEFAULT_POLICY } from './defaults.js';
+import { judge, stricter } from './evaluate.js';
+import { explainDecision, refusalMessage } from './messages.js';
+import { parsePolicyText, validatePolicy } from './rules.js';
+import type {
+  CheckDecision,
+  LoopGuardOptions,
+  OnPermissionRequest,
+  PermissionAnswer,
+  PolicyAction,
+  PolicyCheck,
+  PolicyConfig,
+  PolicyDecision,
+  PolicyRule,
+} from './types.js';
+
+/** The file the CLI looks for in the working directory. */
+export const POLICY_FILE_NAME = 'toolbelt.policy.json';
+/** Sessions whose "always" approvals a policy keeps; the least recently used is dropped past it. */
+export const MAX_APPROVAL_SESSIONS = 1000;
+
+/** Options of `createPolicy`. */
+export interface PolicyOptions {
+  /** Asked when a rule says `ask`; without it, `ask` is a denial the model can read. */
+  onPermissionRequest?: OnPermissionRequest;
+}
+
+/** One call as the pipeline hands it to the policy. */
+export interface AuthorizeRequest {
+  toolId: string;
+  args: unknown;
+  callID: string;
+  sessionID: string;
+  env: CheckEnvironment;
+}
+
+/** `undefined` when the call may run, else the message the model reads. */
+export type Authorization =
+  { allowed: true; decision: PolicyDecision } | { allowed: false; message: string; decision?: PolicyDecision };
+
+/** Rules and the approvals given under them. */
+export class Policy {
+  readonly rules: readonly PolicyRule[];
+  /** What a check no rule matches gets. */
+  readonly fallback: PolicyAction;
+  readonly loopGuard: LoopGuardOptions | false;
+  onPermissionRequest?: OnPermissionRequest;
+  /** One-call grants (call id + arguments hash). */
+  readonly grants = new GrantStore();
+  private readonly sessions = new Map<string, Map<string, PolicyRule>>();
+
+  constructor(config: PolicyConfig = DEFAULT_POLICY, options: PolicyOptions = {}) {
+    validatePolicy(config);
+    this.rules = Object.freeze(config.rules.map((r) => Object.freeze({ ...r })));
+    this.fallback = config.default ?? 'allow';
+    this.loopGuard = config.loopGuard === false ? false : { threshold: 3, action: 'deny', ...config.loopGuard };
+    this.onPermissionRequest = options.onPermissionRequest;
+  }
+
+  /** The policy as JSON (what `toolbelt policy show` prints). */
+  toJSON(): PolicyConfig {
+    return { default: this.fallback, rules: this.rules.map((r) => ({ ...r })), loopGuard: this.loopGuard };
+  }
+
+  /** What the rules (and this session's "always" approvals) say about a call. */
+  async decide(toolId: string, args: unknown, env: CheckEnvironment, sessionID?: string): Promise<PolicyDecision> {
+    const checks = await checksOf(toolId, args, env);
+    const approvals = sessionID === undefined ? undefined : this.sessions.get(sessionID);
+    const decisions = checks.map((c) => judge(c, this.rules, this.fallback, (k) => approvals?.get(approvalKey(k))));
+    let worst: CheckDecision = decisions[0];
+    for (const d of decisions) if (stricter(d.action, worst.action) !== worst.action) worst = d;
+    const decision: PolicyDecision = { ...worst, toolId, checks: decisions, reason: '' };
+    decision.reason = explainDecision(decision);
+    return decision;
+  }
+
+  /** Lets call `callID` run once with exactly these arguments (an approval from a reviewer). */
+  grantCall(callID: string, toolId: string, args: unknown): void {
+    this.grants.grant(callID, argsHash(toolId, args));
+  }
+
+  /** Allows, for the rest of the session, every check of `decision` that asked. */
+  allowForSession(sessionID: string, decision: PolicyDecision): void {
+    let approvals = this.sessions.get(sessionID);
+    if (approvals) this.sessions.delete(sessionID);
+    else approvals = new Map();
+    this.sessions.set(sessionID, approvals);
+    if (this.sessions.size > MAX_APPROVAL_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
+    for (const d of decision.checks) {
+      if (d.action !== 'ask' || d.check.unknown) continue;
+      const rule: PolicyRule = {
+        tool: d.check.tool,
+        action: 'allow',
+        reason: `approved "always" in session ${sessionID}`,
+      };
+      if (d.check.subject) rule.pattern = d.check.subject.value;
+      approvals.set(approvalKey(d.check), rule);
+    }
+  }
+
+  /** Forgets a session's "always" approvals (call when a session ends). */
+  forgetSession(sessionID: string): void {
+    this.sessions.delete(sessionID);
+  }
+
+  /** Step 2 of the pipeline: decide, and ask the approver when the rules say so. */
+  async authorize(req: AuthorizeRequest): Promise<Authorization> {
+    const decision = await this.decide(req.toolId, req.args, req.env, req.sessionID);
+    if (decision.action === 'allow') return { allowed: true, decision };
+    if (decision.action === 'deny') return { allowed: false, message: refusalMessage(decision), decision };
+    const hash = argsHash(req.toolId, req.args);
+    const granted = this.grants.take(req.callID, hash);
+    if (granted === 'ok') return { allowed: true, decision };
+    if (granted === 'stale') {
+      return {
+        allowed: false,
+        decision,
+        message: `The approval for call ${req.callID} of "${req.toolId}" was given for different arguments, so it does not cover this call. The call was not run; make the call again to ask for a new approval.`,
+      };
+    }
+    return this.ask(req, decision, hash);
+  }
+
+  private async ask(req: AuthorizeRequest, decision: PolicyDecision, hash: string): Promise<Authorization> {
+    const handler = this.onPermissionRequest;
+    if (!handler) return { allowed: false, decision, message: refusalMessage(decision, 'no-approver') };
+    let answer: PermissionAnswer;
+    try {
+      answer = await handler({
+        toolId: req.toolId,
+        callID: req.callID,
+        sessionID: req.sessionID,
+        args: req.args,
+        argsHash: hash,
+        decision,
+      });
+    } catch (err) {
+      return { allowed: false, decision, message: refusalMessage(decision, 'approver-failed', (err as Error).message) };
+    }
+    const { reply, message } =
+      typeof answer === 'string' ? { reply: answer, message: undefined } : (answer ?? { reply: undefined });
+    if (reply === 'always') this.allowForSession(req.sessionID, decision);
+    if (reply === 'once' || reply === 'always') return { allowed: true, decision };
+    if (reply === 'reject') return { allowed: false, decision, message: refusalMessage(decision, 'rejected', message) };
+    return {
+      allowed: false,
+      decision,
+      message: refusalMessage(decision, 'approver-failed', `unexpected reply ${JSON.stringify(answer)}`),
+    };
+  }
+}
+
+function approvalKey(check: PolicyCheck): string {
+  return `${check.tool}\0${check.permissions.join(',')}\0${check.subject?.kind ?? ''}\0${check.subject?.value ?? ''}`;
+}
+
+/** Makes a policy from rules in code (default: DEFAULT_POLICY); throws a PolicyError listing every problem. */
+export function createPolicy(config: PolicyConfig = DEFAULT_POLICY, options: PolicyOptions = {}): Policy {
+  return new Policy(config, options);
+}
+
+/** Reads and validates a policy file; errors name the line and field. */
+export async function loadPolicyFile(file: string, options: PolicyOptions = {}): Promise<Policy> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (err) {
+    throw new Error(
+      `Cannot read the policy file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}. Check the path given to --policy.`,
+    );
+  }
+  return new Policy(parsePolicyText(text, file), options);
+}
+
+/** `toolbelt.policy.json` in `dir`, if there is one. */
+export async function findPolicyFile(dir: string): Promise<string | undefined> {
+  const file = path.join(dir, POLICY_FILE_NAME);
+  return fs.stat(file).then(
+    (s) => (s.isFile() ? file : undefined),
+    () => undefined,
+  );
+}

@@ -1,0 +1,112 @@
+/** The shapes of the policy language: rules, decisions, permission requests and answers. */
+import type { ToolPermission } from '../permissions.js';
+import type { DangerLevel } from '../tools/bash-danger.js';
+
+export type { DangerLevel };
+
+/** What a rule does to the calls it matches. Precedence, whatever the order: deny > ask > allow. */
+export type PolicyAction = 'allow' | 'ask' | 'deny';
+
+/** Every action, strictest last. */
+export const POLICY_ACTIONS: readonly PolicyAction[] = ['allow', 'ask', 'deny'];
+
+/**
+ * One rule. It matches a call when every selector it names matches: `tool` (an id or a glob such as
+ * `github__*`), `permission` (one the tool requires), `danger` (deny/ask rules: this level or
+ * above; allow rules: this level or below), `pattern` (the call's path, command, URL/host or MCP
+ * server), `outsideWorkspace` (the path resolves outside every workspace root).
+ */
+export interface PolicyRule {
+  tool?: string;
+  permission?: ToolPermission;
+  danger?: DangerLevel;
+  pattern?: string;
+  outsideWorkspace?: boolean;
+  action: PolicyAction;
+  /** Said to the model (and the approver) when this rule denies or asks. */
+  reason?: string;
+}
+
+/** Loop guard settings: the `threshold`-th identical call in a row in a session is stopped (or asked about). */
+export interface LoopGuardOptions {
+  /** Identical calls in a row that trip the guard (default 3). */
+  threshold?: number;
+  /** `deny` (default): the call fails with a message; `ask`: it goes to the approver. */
+  action?: 'deny' | 'ask';
+}
+
+/** A policy as written in code or in `toolbelt.policy.json`. */
+export interface PolicyConfig {
+  /** JSON files may name their schema; ignored. */
+  $schema?: string;
+  rules: PolicyRule[];
+  /** What a check no rule matches gets (default `allow`). */
+  default?: PolicyAction;
+  /** The loop guard for registries using this policy; `false` turns it off. */
+  loopGuard?: LoopGuardOptions | false;
+}
+
+/** What a check is about: the value rules' patterns are matched against. */
+export interface PolicySubject {
+  kind: 'path' | 'command' | 'url' | 'server';
+  /** Workspace-relative path (absolute when outside), simple command text, URL, or MCP server name. */
+  value: string;
+  /** Other spellings that must be judged too (a path's real path, a URL's host). */
+  also?: string[];
+  /** For paths: resolved outside every workspace root. */
+  outside?: boolean;
+}
+
+/** One thing a call does that the policy judges: a tool call has one; a bash line one per command and file redirection. */
+export interface PolicyCheck {
+  tool: string;
+  permissions: ToolPermission[];
+  danger: DangerLevel;
+  subject?: PolicySubject;
+  /** Set when the subject cannot be known before running (text that does not parse, a computed name or path). */
+  unknown?: string;
+  /** A short description for messages: `bash command "rm -rf build"`, `read of .env`. */
+  label: string;
+}
+
+/** Where the rule that decided came from. */
+export type RuleSource = 'policy' | 'session' | 'default' | 'unknown-subject';
+
+/** The outcome for one check. */
+export interface CheckDecision {
+  check: PolicyCheck;
+  action: PolicyAction;
+  source: RuleSource;
+  /** The rule that decided (absent for the default). */
+  rule?: PolicyRule;
+  /** Its index in the policy's rules (session rules have their own numbering). */
+  ruleIndex?: number;
+}
+
+/** The outcome for a whole call: the strictest of its checks. */
+export interface PolicyDecision extends CheckDecision {
+  toolId: string;
+  /** One sentence: what was decided, for which check, by which rule. */
+  reason: string;
+  checks: CheckDecision[];
+}
+
+/** What `onPermissionRequest` receives when a call needs approval. */
+export interface PermissionRequest {
+  toolId: string;
+  callID: string;
+  sessionID: string;
+  args: unknown;
+  /** Hash of the canonical arguments: the approval is bound to exactly these. */
+  argsHash: string;
+  decision: PolicyDecision;
+}
+
+/** `once`: run this call; `always`: run it and allow the same checks for the rest of the session; `reject`: refuse. */
+export type PermissionReply = 'once' | 'always' | 'reject';
+
+/** A reply, optionally with a message the model reads. */
+export type PermissionAnswer = PermissionReply | { reply: PermissionReply; message?: string };
+
+/** The approver: a person in a UI, a rule engine, a test. */
+export type OnPermissionRequest = (request: PermissionRequest) => PermissionAnswer | Promise<PermissionAnswer>;
