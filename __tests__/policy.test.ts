@@ -7,6 +7,7 @@ import {
   DEFAULT_POLICY,
   parsePolicyText,
   PolicyError,
+  policyProblems,
   type PolicyConfig,
   type PolicyRule,
   type ToolFacts,
@@ -348,3 +349,37 @@ describe('policy files', () => {
     );
   });
 });
+
+describe('the shipped JSON Schema agrees with the validator', () => {
+  it('accepts what the validator accepts and refuses what it refuses', async () => {
+    const { default: Ajv } = (await import('ajv')) as unknown as {
+      default: new (o: object) => { compile(s: object): (v: unknown) => boolean };
+    };
+    const schema = JSON.parse(
+      fs.readFileSync(path.join(__dirname_of(), '..', 'docs', 'toolbelt.policy.schema.json'), 'utf8'),
+    );
+    const validate = new Ajv({ strict: false }).compile(schema);
+    const cases: unknown[] = [
+      DEFAULT_POLICY,
+      { rules: [] },
+      { rules: [{ tool: 'bash', pattern: 'git *', action: 'allow' }], default: 'ask', loopGuard: false },
+      { rules: [{ action: 'ask' }] },
+      { rules: [{ tool: 'bash', action: 'permit' }] },
+      { rules: [{ tool: 'bash', action: 'deny', colour: 'red' }] },
+      { rules: [], default: 'maybe' },
+      { rules: [], loopGuard: { threshold: 1 } },
+      { rules: [{ permission: 'admin', action: 'deny' }] },
+    ];
+    for (const value of cases) {
+      const ours = policyProblems(value).length === 0;
+      expect([JSON.stringify(value), validate(JSON.parse(JSON.stringify(value)))]).toEqual([
+        JSON.stringify(value),
+        ours,
+      ]);
+    }
+  });
+});
+
+function __dirname_of(): string {
+  return path.dirname(new URL(import.meta.url).pathname);
+}

@@ -68,3 +68,29 @@ export {
   type ProviderSchemaOptions,
 } from './schema/index.js';
 export { fixGeminiParallelToolResults } from './providers/gemini.js';
+export {
+  Policy,
+  createPolicy,
+  loadPolicyFile,
+  findPolicyFile,
+  DEFAULT_POLICY,
+  SECRET_FILE_PATTERNS,
+  POLICY_FILE_NAME,
+  PolicyError,
+  validatePolicy,
+  parsePolicyText,
+  argsHash,
+  type PolicyConfig,
+  type PolicyRule,
+  type PolicyAction,
+  type PolicyDecision,
+  type PolicyCheck,
+  type PermissionRequest,
+  type PermissionAnswer,
+  type PermissionReply,
+  type OnPermissionRequest,
+  type LoopGuardOptions,
+  type CheckEnvironment,
+  type PolicyOptions,
+} from './policy/index.js';
+export { classifyCommand, type DangerLevel, type CommandClassification } from './tools/bash-danger.js';

@@ -15,6 +15,9 @@ import type { OnToolResult, ToolEvent, ToolFinalUpdate, ToolStats } from './pipe
 import type { TruncateOptions } from './truncate.js';
 import { toLangChainTool } from './langchain.js';
 import { Tenant, bindTenant } from './tenant.js';
+import { PolicyGate, type GateOptions } from './policy/gate.js';
+import type { Policy } from './policy/policy.js';
+import type { CheckEnvironment } from './policy/checks.js';
 
 /** Default number of tool calls a registry runs at once; more wait in a queue. */
 export const DEFAULT_CONCURRENCY = 8;
@@ -29,6 +32,10 @@ export interface RegistryOptions {
   timeoutMs?: number;
   /** Output caps (default 2000 lines / 50 KB) and where full outputs are saved. */
   truncate?: TruncateOptions;
+  /** Allow / ask / deny rules every call obeys (see docs/permissions.md); default: none. */
+  policy?: Policy;
+  /** The repeated-call guard (default: the policy's, else on at 3 identical calls in a row); `false` turns it off. */
+  loopGuard?: GateOptions['loopGuard'];
 }
 
 /** How a tool is registered; each field overrides what the tool declared in `Tool.define`. */
@@ -120,6 +127,8 @@ export class ToolRegistryImpl {
   private readonly boundContexts = new WeakMap<Tool.InitContext, Tool.InitContext>();
   /** The host view the pipeline uses; one object, reused by every call. */
   private readonly host: PipelineHost;
+  /** Step 2 of every call: loop guard and policy. */
+  private readonly gate: PolicyGate;
 
   constructor(options: RegistryOptions = {}) {
     this.semaphore = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
@@ -141,7 +150,30 @@ export class ToolRegistryImpl {
         return subscribers.size > 0;
       },
       record: (toolId, durationMs, error) => this.record(toolId, durationMs, error),
+      authorize: (call) => this.gate.authorize(call),
     };
+    this.gate = new PolicyGate(
+      (id) => {
+        const entry = this.entries.get(id);
+        return entry && { permissions: entry.permissions.required };
+      },
+      { policy: options.policy, loopGuard: options.loopGuard },
+    );
+  }
+
+  /** The policy every call obeys, if any. */
+  get policy(): Policy | undefined {
+    return this.gate.policy;
+  }
+
+  /** Sets (or, with undefined, removes) the policy; the loop guard follows its settings unless given. */
+  setPolicy(policy: Policy | undefined, loopGuard?: GateOptions['loopGuard']): void {
+    this.gate.configure({ policy, loopGuard });
+  }
+
+  /** Where the policy resolves paths for calls made under `initCtx` (for `policyMiddleware`'s `env`). */
+  policyEnvironment(initCtx?: Tool.InitContext): CheckEnvironment {
+    return this.gate.environment(initCtx);
   }
 
   /** Registers a tool with the permissions, `.txt` description and danger it declared, or those `options` give. */

@@ -22,6 +22,20 @@ export interface PipelineHost {
   /** Whether anyone subscribed to events (events are not even built when nobody listens). */
   readonly listening: boolean;
   record(toolId: string, durationMs: number, error?: string): void;
+  /**
+   * Step 2, policy and loop guard: a refusal the model reads, or undefined to go on. Returns
+   * undefined synchronously when there is nothing to wait for, so plain calls stay cheap.
+   */
+  authorize?(call: AuthorizeCall): Promise<string | undefined> | string | undefined;
+}
+
+/** What step 2 judges: the call as sent (approvals are bound to these arguments) and as parsed. */
+export interface AuthorizeCall {
+  toolId: string;
+  callID: string;
+  rawArgs: unknown;
+  args: unknown;
+  ctx?: Partial<Tool.Context>;
 }
 
 /** One call's request. */
@@ -177,6 +191,9 @@ class Call {
     } catch (err) {
       return this.fail(errorText(err, toolId));
     }
+    const gate = host.authorize?.({ toolId, callID: this.callID, rawArgs: req.args, args, ctx: req.ctx });
+    const refusal = gate instanceof Promise ? await gate : gate;
+    if (refusal !== undefined) return this.fail(refusal);
 
     const signals = this.watchCallerSignals();
     let release: (() => void) | undefined;

@@ -41,6 +41,8 @@ export interface AuthorizeRequest {
   callID: string;
   sessionID: string;
   env: CheckEnvironment;
+  /** The arguments approvals are bound to, when they differ from `args` (the call as sent, before repair). */
+  hashArgs?: unknown;
 }
 
 /** `undefined` when the call may run, else the message the model reads. */
@@ -117,7 +119,7 @@ export class Policy {
     const decision = await this.decide(req.toolId, req.args, req.env, req.sessionID);
     if (decision.action === 'allow') return { allowed: true, decision };
     if (decision.action === 'deny') return { allowed: false, message: refusalMessage(decision), decision };
-    const hash = argsHash(req.toolId, req.args);
+    const hash = argsHash(req.toolId, 'hashArgs' in req ? req.hashArgs : req.args);
     const granted = this.grants.take(req.callID, hash);
     if (granted === 'ok') return { allowed: true, decision };
     if (granted === 'stale') {
@@ -127,10 +129,15 @@ export class Policy {
         message: `The approval for call ${req.callID} of "${req.toolId}" was given for different arguments, so it does not cover this call. The call was not run; make the call again to ask for a new approval.`,
       };
     }
-    return this.ask(req, decision, hash);
+    return this.requestApproval(req, decision, hash);
   }
 
-  private async ask(req: AuthorizeRequest, decision: PolicyDecision, hash: string): Promise<Authorization> {
+  /** Asks the approver about a call (`authorize` does this when the rules say `ask`). */
+  async requestApproval(
+    req: AuthorizeRequest,
+    decision: PolicyDecision,
+    hash = argsHash(req.toolId, 'hashArgs' in req ? req.hashArgs : req.args),
+  ): Promise<Authorization> {
     const handler = this.onPermissionRequest;
     if (!handler) return { allowed: false, decision, message: refusalMessage(decision, 'no-approver') };
     let answer: PermissionAnswer;
