@@ -155,7 +155,7 @@ export class ToolRegistryImpl {
     this.gate = new PolicyGate(
       (id) => {
         const entry = this.entries.get(id);
-        return entry && { permissions: entry.permissions.required };
+        return entry && { permissions: entry.permissions.required, danger: entry.danger };
       },
       { policy: options.policy, loopGuard: options.loopGuard },
     );

@@ -2,7 +2,7 @@
  * Step 2 of the pipeline for one registry: the loop guard, then the policy (with its approver).
  * The registry owns one gate, so loop-guard memory and the environment are per registry.
  */
-import type { AuthorizeCall } from '../pipeline.js';
+import type { AuthorizeCall } from '../pipeline/call.js';
 import type { Tool } from '../tool.js';
 import { workspaceRootFor } from '../workspace.js';
 import type { CheckEnvironment, ToolFacts } from './checks.js';
