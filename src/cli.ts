@@ -13,6 +13,7 @@ import { runCommand } from './cli/run.js';
 import { mcpCommand } from './cli/mcp.js';
 import { agentCommand } from './cli/agent.js';
 import { loadDotEnv } from './chat-model.js';
+import { policyCommand } from './cli/policy.js';
 import { disconnectMcp } from './mcp/index.js';
 
 const VERSION = '0.1.0';
@@ -24,6 +25,7 @@ Usage:
   toolbelt run <tool> ['<json args>'] [--workspace DIR] [--session ID] [--timeout MS] [--json]
   toolbelt mcp [--http PORT [--host HOST] [--token T] [--allow-origin O] [--stateless]] [--permissions LIST]
   toolbelt agent "<task>" --model provider:model [--max-retries N] [--permissions LIST] [--workspace DIR]
+  toolbelt policy explain <tool> '<json args>' | check [FILE] | show   [--policy FILE]
 
 Commands:
   list    The tools the permissions allow, with their permissions and a one-line description.
@@ -34,6 +36,8 @@ Commands:
           "Authorization: Bearer T" when --token T (or $TOOLBELT_MCP_TOKEN) is set, which any
           non-loopback --host requires; browser Origins other than the server's own get 403
           unless --allow-origin lists them (repeatable); --stateless serves without sessions.
+  policy  explain: the decision for a call and the rule that made it. check: validate a policy
+          file (line and field of each problem). show: the policy in use (the default if none).
   agent   Run a LangChain agent (createAgent) with the tools on a task. --model defaults to
           $TOOLBELT_MODEL; the provider's package (e.g. @langchain/openai) and key must be present.
           --max-retries N: retries of a failed model request (default 2, max 10). .env in the
@@ -46,6 +50,7 @@ Options (every command):
                       (registry) => void, or an array of { info, permissions, descriptionPath? }.
   --mcp-config FILE   Import tools from the MCP servers in a JSON config (see docs/mcp.md).
   --no-builtins       Do not register the built-in tools.
+  --policy FILE       Allow/ask/deny rules every call obeys (default: ./toolbelt.policy.json if present).
   -h, --help          Show this help.   -v, --version   Show the version.
 
 Examples:
@@ -60,6 +65,7 @@ const COMMANDS: Record<string, Command> = {
   run: runCommand,
   mcp: mcpCommand,
   agent: agentCommand,
+  policy: policyCommand,
 };
 
 /** Runs the CLI with `argv` (without node and the script); resolves to the exit code. */
@@ -98,7 +104,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     // .env in the working directory, as .env.example promises; variables already set win.
     loadDotEnv();
-    const setup = await makeRegistry(values);
+    const setup = await makeRegistry(values, spec.ownsPolicy);
     try {
       return await spec.run(setup, values, parsed.positionals);
     } finally {

@@ -10,6 +10,7 @@ import { createRegistry, type ToolRegistryImpl } from '../registry.js';
 import { ALL_PERMISSIONS, parsePermissionList, type ToolPermission, type ToolPermissions } from '../permissions.js';
 import { registerBuiltinTools } from '../tools/index.js';
 import type { Tool } from '../tool.js';
+import { findPolicyFile, loadPolicyFile } from '../policy/policy.js';
 
 /** A usage mistake: exit code 2 and a hint. */
 export class UsageError extends Error {}
@@ -21,6 +22,7 @@ export const COMMON: ParseArgsConfig['options'] = {
   tools: { type: 'string', multiple: true },
   'mcp-config': { type: 'string' },
   'no-builtins': { type: 'boolean' },
+  policy: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 };
 
@@ -33,6 +35,8 @@ export interface Command {
   positionals: [number, number];
   usage: string;
   run(setup: Setup, values: Values, positionals: string[]): Promise<number>;
+  /** The command reads policy files itself (`toolbelt policy`): an invalid one is its output, not a usage error. */
+  ownsPolicy?: boolean;
 }
 
 /** The registry and grant built from the common flags. */
@@ -40,10 +44,12 @@ export interface Setup {
   registry: ToolRegistryImpl;
   initCtx: Tool.InitContext;
   grant: ToolPermission[];
+  /** The policy file in use (--policy FILE, else ./toolbelt.policy.json when present). */
+  policyFile?: string;
 }
 
 /** Builds the registry the common flags describe (built-ins, --tools modules, --mcp-config servers). */
-export async function makeRegistry(values: Values): Promise<Setup> {
+export async function makeRegistry(values: Values, ownsPolicy = false): Promise<Setup> {
   let grant: ToolPermission[];
   try {
     grant = values.permissions === undefined ? [...ALL_PERMISSIONS] : parsePermissionList(String(values.permissions));
@@ -60,7 +66,9 @@ export async function makeRegistry(values: Values): Promise<Setup> {
       );
     initCtx.workspaceRoot = root;
   }
-  const registry = createRegistry();
+  const policyFile = await policyFileFor(values);
+  const policy = policyFile && !ownsPolicy ? await readPolicy(policyFile) : undefined;
+  const registry = createRegistry({ policy });
   if (!values['no-builtins']) registerBuiltinTools(registry);
   for (const file of (values.tools as string[] | undefined) ?? []) await loadToolsModule(registry, file);
   if (values['mcp-config'] !== undefined) {
@@ -76,7 +84,28 @@ export async function makeRegistry(values: Values): Promise<Setup> {
       if (s.state === 'failed') process.stderr.write(`toolbelt: MCP server "${s.name}" did not start: ${s.error}\n`);
     }
   }
-  return { registry, initCtx, grant };
+  return { registry, initCtx, grant, policyFile };
+}
+
+/** `--policy FILE`, else `toolbelt.policy.json` in the working directory when there is one. */
+async function policyFileFor(values: Values): Promise<string | undefined> {
+  if (values.policy !== undefined) {
+    const file = path.resolve(String(values.policy));
+    if (!(await stat(file).catch(() => undefined))?.isFile())
+      throw new UsageError(
+        `--policy ${JSON.stringify(values.policy)} is not a file (${file}). Pass the path of a policy file.`,
+      );
+    return file;
+  }
+  return findPolicyFile(process.cwd());
+}
+
+async function readPolicy(file: string) {
+  try {
+    return await loadPolicyFile(file);
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\nFix the file (check it with "toolbelt policy check ${file}").`);
+  }
 }
 
 async function loadToolsModule(registry: ToolRegistryImpl, file: string): Promise<void> {

@@ -1,0 +1,103 @@
+/**
+ * `toolbelt policy`: `explain <tool> '<json args>'` prints the decision for a call and the rule that
+ * made it; `check [FILE]` validates a policy file, naming the line and field of each problem;
+ * `show` prints the policy in use (the file's, else the default). Nothing is run.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { UsageError, type Command, type Setup, type Values } from './command.js';
+import { createPolicy, loadPolicyFile, POLICY_FILE_NAME, type Policy } from '../policy/policy.js';
+import { parsePolicyText } from '../policy/rules.js';
+import { sourceText } from '../policy/messages.js';
+
+const USAGE = `toolbelt policy explain <tool> '<json args>' | check [FILE] | show   [--policy FILE] [--json]`;
+
+async function activePolicy(setup: Setup): Promise<Policy> {
+  if (!setup.policyFile) return createPolicy();
+  try {
+    return await loadPolicyFile(setup.policyFile);
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\nFix the file (check it with "toolbelt policy check").`);
+  }
+}
+
+async function explain(
+  setup: Setup,
+  values: Values,
+  tool: string | undefined,
+  json: string | undefined,
+): Promise<number> {
+  if (!tool) throw new UsageError(`"toolbelt policy explain" needs a tool id.\nUsage: ${USAGE}`);
+  if (!setup.registry.has(tool) && !tool.includes('__')) throw new UsageError(setup.registry.unknownToolMessage(tool));
+  let args: unknown = {};
+  if (json !== undefined) {
+    try {
+      args = JSON.parse(json);
+    } catch (err) {
+      throw new UsageError(`The arguments are not valid JSON (${(err as Error).message}): ${json}`);
+    }
+  }
+  const policy = await activePolicy(setup);
+  setup.registry.setPolicy(policy);
+  const decision = await policy.decide(tool, args, setup.registry.policyEnvironment(setup.initCtx));
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(decision, null, 2)}\n`);
+    return 0;
+  }
+  const from = setup.policyFile ? `policy ${setup.policyFile}` : 'the default policy';
+  const lines = [`${decision.action.toUpperCase()}  ${decision.reason}`, `  (${from})`];
+  if (decision.checks.length > 1) {
+    lines.push('Checks:');
+    for (const c of decision.checks) lines.push(`  ${c.action.padEnd(5)} ${c.check.label}: ${sourceText(c)}`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return 0;
+}
+
+async function check(setup: Setup, fileArg: string | undefined): Promise<number> {
+  const file = fileArg ? path.resolve(fileArg) : (setup.policyFile ?? path.resolve(POLICY_FILE_NAME));
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    process.stderr.write(
+      `toolbelt: cannot read ${file} (${(err as NodeJS.ErrnoException).code}). Pass the policy file to check.\n`,
+    );
+    return 1;
+  }
+  try {
+    const config = parsePolicyText(text, file);
+    process.stdout.write(`${file}: OK (${config.rules.length} rules, default "${config.default ?? 'allow'}").\n`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`toolbelt: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
+async function policy(setup: Setup, values: Values, positionals: string[]): Promise<number> {
+  const [sub, a, b] = positionals;
+  switch (sub) {
+    case 'explain':
+      return explain(setup, values, a, b);
+    case 'check':
+      if (b !== undefined) throw new UsageError(`"toolbelt policy check" takes at most one file.\nUsage: ${USAGE}`);
+      return check(setup, a);
+    case 'show':
+      process.stdout.write(`${JSON.stringify((await activePolicy(setup)).toJSON(), null, 2)}\n`);
+      return 0;
+    default:
+      throw new UsageError(
+        `Unknown policy subcommand ${JSON.stringify(sub)}. Use explain, check or show.\nUsage: ${USAGE}`,
+      );
+  }
+}
+
+/** The `policy` command. */
+export const policyCommand: Command = {
+  options: { json: { type: 'boolean' } },
+  positionals: [1, 3],
+  usage: USAGE,
+  run: policy,
+  ownsPolicy: true,
+};
