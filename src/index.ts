@@ -94,3 +94,4 @@ export {
   type PolicyOptions,
 } from './policy/index.js';
 export { classifyCommand, type DangerLevel, type CommandClassification } from './tools/bash-danger.js';
+export { type BatchCall } from './batch.js';

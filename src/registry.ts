@@ -16,6 +16,7 @@ import type { TruncateOptions } from './truncate.js';
 import { toLangChainTool } from './langchain.js';
 import { Tenant, bindTenant } from './tenant.js';
 import { PolicyGate, type GateOptions } from './policy/gate.js';
+import { executeBatch, type BatchCall } from './batch.js';
 import type { Policy } from './policy/policy.js';
 import type { CheckEnvironment } from './policy/checks.js';
 
@@ -312,6 +313,18 @@ export class ToolRegistryImpl {
         }),
       ),
     );
+  }
+
+  /**
+   * Runs several calls: read-only ones in parallel, writes to different paths in parallel and to one
+   * path in order, bash/task one at a time; results in the given order (see src/batch.ts).
+   */
+  executeBatch(
+    calls: readonly BatchCall[],
+    initCtx?: Tool.InitContext,
+    options?: Omit<ExecuteOptions, 'callID'>,
+  ): Promise<ToolFinalUpdate[]> {
+    return executeBatch(this, calls, initCtx, options);
   }
 
   /**

@@ -1,0 +1,60 @@
+/**
+ * `executeBatch`: several calls at once, in an order that is safe without being serial. Read-only
+ * calls run in parallel; writes to different paths run in parallel and writes to the same path in
+ * the order given; bash, task and other tools that execute programs (or writes whose path cannot be
+ * told) run one at a time. One failure does not cancel the others; results come back in the order
+ * the calls were given.
+ */
+import path from 'node:path';
+import type { Tool } from './tool.js';
+import type { ToolFinalUpdate } from './pipeline/types.js';
+import type { ExecuteOptions, ToolRegistryImpl } from './registry.js';
+import { workspaceRootFor } from './workspace.js';
+
+/** One call of a batch. */
+export interface BatchCall {
+  id: string;
+  args: unknown;
+  ctx?: Partial<Tool.Context>;
+  callID?: string;
+}
+
+/** How a call is scheduled: alongside anything, in its path's queue, or in the one-at-a-time queue. */
+export type BatchLane = { kind: 'parallel' } | { kind: 'path'; key: string } | { kind: 'exclusive' };
+
+const PATH_KEYS = ['filePath', 'path', 'file'];
+
+/** The lane of one call, from the tool's permissions and its path argument. */
+export function laneOf(registry: ToolRegistryImpl, call: BatchCall, initCtx: Tool.InitContext = {}): BatchLane {
+  const required = registry.permissions(call.id)?.required ?? [];
+  if (required.includes('execute')) return { kind: 'exclusive' };
+  if (!required.some((p) => p === 'write' || p === 'memory')) return { kind: 'parallel' };
+  const args = call.args && typeof call.args === 'object' ? (call.args as Record<string, unknown>) : {};
+  const key = PATH_KEYS.find((k) => typeof args[k] === 'string');
+  if (!key) return { kind: 'exclusive' };
+  return { kind: 'path', key: path.resolve(workspaceRootFor(initCtx), args[key] as string) };
+}
+
+/** Runs `calls` as the module comment says; resolves to their final updates, in order. */
+export function executeBatch(
+  registry: ToolRegistryImpl,
+  calls: readonly BatchCall[],
+  initCtx?: Tool.InitContext,
+  options: Omit<ExecuteOptions, 'callID'> = {},
+): Promise<ToolFinalUpdate[]> {
+  const tails = new Map<string, Promise<unknown>>();
+  const EXCLUSIVE = '\0exclusive';
+  return Promise.all(
+    calls.map((call) => {
+      const run = () =>
+        registry.execute(call.id, call.args, call.ctx ?? {}, initCtx, { ...options, callID: call.callID });
+      const lane = laneOf(registry, call, initCtx);
+      if (lane.kind === 'parallel') return run();
+      const key = lane.kind === 'exclusive' ? EXCLUSIVE : lane.key;
+      // execute never rejects, so a failed call still releases its queue.
+      const started = (tails.get(key) ?? Promise.resolve()).then(run);
+      tails.set(key, started);
+      return started;
+    }),
+  );
+}
