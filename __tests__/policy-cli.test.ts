@@ -1,4 +1,4 @@
-import { describe, it, expect, beforeAll } from '@jest/globals';
+import { describe, it, expect, beforeAll, jest } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -39,6 +39,9 @@ beforeAll(async () => {
   );
   fs.writeFileSync(path.join(dir, 'a.txt'), 'hello\n');
 }, 300_000);
+
+// Each case starts a few CLI processes; on a loaded machine one can take seconds.
+jest.setTimeout(120_000);
 
 describe('toolbelt policy', () => {
   it('explain prints the decision and the rule that made it (./toolbelt.policy.json found on its own)', async () => {
