@@ -127,7 +127,7 @@ describe('background bash jobs', () => {
   it(`runs at most MAX_RUNNING_JOBS (${MAX_RUNNING_JOBS}) jobs at once`, async () => {
     const { registry, tools } = await setup();
     const ids: string[] = [];
-    for (let i = 0; i < MAX_RUNNING_JOBS; i++) ids.push((await start(tools, 'sleep 1000')).id);
+    for (let i = 0; i < MAX_RUNNING_JOBS; i++) ids.push((await start(tools, `sleep 100${i}`)).id); // distinct: the loop guard stops identical calls
     const refused = await callTool(tools, 'bash', { command: 'true', description: 'one more', background: true });
     expect(refused.status).toBe('error');
     expect(refused.content).toBe(

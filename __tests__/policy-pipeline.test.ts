@@ -133,6 +133,13 @@ describe('loop guard', () => {
   }
   const args = { filePath: 'a.txt', text: 'same' };
 
+  it('never counts exempt tools (polling a job is progress, not a loop): default bash_output, or as configured', async () => {
+    const { registry } = make({ loopGuard: { exempt: ['note'] } });
+    const results = [];
+    for (let i = 0; i < 4; i++) results.push(await registry.execute('note', args, { sessionID: 's1' }));
+    expect(results.map((r) => r.success)).toEqual([true, true, true, true]);
+  });
+
   it('is on by default: the third identical call in a row in a session is refused', async () => {
     const { registry, tool } = make();
     const results = [];

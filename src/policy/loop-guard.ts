@@ -7,6 +7,11 @@ import type { LoopGuardOptions } from './types.js';
 
 /** Identical calls in a row that trip the guard by default. */
 export const DEFAULT_LOOP_THRESHOLD = 3;
+/**
+ * Tools that are polled by design: reading a background job's new output with the same `{ id }`
+ * again and again is progress, not a loop.
+ */
+export const DEFAULT_LOOP_EXEMPT: readonly string[] = ['bash_output'];
 /** Sessions the guard remembers; the least recently active is forgotten past it. */
 export const MAX_GUARDED_SESSIONS = 1000;
 
@@ -14,11 +19,13 @@ export const MAX_GUARDED_SESSIONS = 1000;
 export class LoopGuard {
   readonly threshold: number;
   readonly action: 'deny' | 'ask';
+  private readonly exempt: ReadonlySet<string>;
   private readonly last = new Map<string, { key: string; count: number; messageID?: string }>();
 
   constructor(options: LoopGuardOptions = {}) {
     this.threshold = options.threshold ?? DEFAULT_LOOP_THRESHOLD;
     this.action = options.action ?? 'deny';
+    this.exempt = new Set(options.exempt ?? DEFAULT_LOOP_EXEMPT);
     if (!Number.isInteger(this.threshold) || this.threshold < 2)
       throw new Error(`loopGuard.threshold must be a whole number of at least 2, got ${options.threshold}.`);
   }
@@ -28,6 +35,7 @@ export class LoopGuard {
    * calls of one model turn (`messageID`), such as parallel tool calls, count once.
    */
   note(sessionID: string, toolId: string, args: unknown, messageID?: string): number {
+    if (this.exempt.has(toolId)) return 1;
     let key: string;
     try {
       key = `${toolId}\0${JSON.stringify(args)}`;

@@ -33,6 +33,8 @@ export interface LoopGuardOptions {
   threshold?: number;
   /** `deny` (default): the call fails with a message; `ask`: it goes to the approver. */
   action?: 'deny' | 'ask';
+  /** Tools whose identical calls are expected (polling), never counted; default `DEFAULT_LOOP_EXEMPT`. */
+  exempt?: string[];
 }
 
 /** A policy as written in code or in `toolbelt.policy.json`. */

@@ -492,7 +492,7 @@ function backgroundResult(
   job: BackgroundJob,
   title: string,
   workdir: string,
-  danger: ReturnType<typeof classifyCommand>,
+  danger: Awaited<ReturnType<typeof classifyCommand>>,
   timeout: number | undefined,
 ): Tool.Result<BashMetadata> {
   const notes = [
