@@ -25,6 +25,13 @@ function fresh(): boolean {
   return existsSync(CLI) && statSync(CLI).mtimeMs >= newestSource(path.join(ROOT, 'src'));
 }
 
+/** The src/ file a dist/ file was built from. */
+export function sourceOf(distRel: string): string | undefined {
+  const m = /^dist\/(.*?)(\.d\.ts|\.js)(\.map)?$|^dist\/(.*\.txt)$/.exec(distRel);
+  if (!m) return undefined;
+  return m[4] ? `src/${m[4]}` : `src/${m[1]}.ts`;
+}
+
 /** Makes sure dist/cli.js exists and is not older than any file in src/. */
 export async function ensureDist(): Promise<void> {
   if (fresh()) return;

@@ -1,6 +1,7 @@
 // Copies the built-in tools' .txt descriptions (and plain-JS worker scripts, .mjs) next to their compiled modules, so that
-// `dist/tools/<name>.js` finds `dist/tools/<name>.txt` exactly as `src/tools/<name>.ts` does.
-import { cpSync, readdirSync, mkdirSync, chmodSync, existsSync } from 'node:fs';
+// `dist/tools/<name>.js` finds `dist/tools/<name>.txt` exactly as `src/tools/<name>.ts` does;
+// then removes built files whose source is gone (a renamed or split module), so they are never packed.
+import { cpSync, readdirSync, mkdirSync, chmodSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 function copyTxt(from, to) {
@@ -12,5 +13,19 @@ function copyTxt(from, to) {
       cpSync(join(from, entry.name), join(to, entry.name));
   }
 }
+function pruneStale(dir) {
+  if (!existsSync(dir)) return;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      pruneStale(p);
+      continue;
+    }
+    const m = /^dist\/(.*?)(?:\.d\.ts|\.js)(?:\.map)?$|^dist\/(.*\.txt)$/.exec(p.split('\\').join('/'));
+    if (m && !existsSync(m[2] ? join('src', m[2]) : join('src', `${m[1]}.ts`))) rmSync(p);
+  }
+}
+
 copyTxt('src', 'dist');
+pruneStale('dist');
 if (existsSync('dist/cli.js')) chmodSync('dist/cli.js', 0o755);
