@@ -171,3 +171,40 @@ export function outputMatches(expected: string, actual: string): boolean {
     );
   return new RegExp(`^${parts.join('')}$`).test(norm(actual) + '\n');
 }
+
+/** A name a doc presents as exported from the package, and where. */
+export interface DocName {
+  name: string;
+  doc: string;
+  line: number;
+}
+
+/** Names the docs present as exported: see docs/contributing.md. `envVars` are excluded. */
+export function exportedNames(root: string, envVars: Set<string>): DocName[] {
+  const out: DocName[] = [];
+  for (const doc of docFiles(root)) {
+    const lines = readFileSync(path.join(root, doc), 'utf8').split('\n');
+    let heading = '';
+    let inFence = false;
+    lines.forEach((l, i) => {
+      if (/^\s*(`{3,}|~{3,})/.test(l)) inFence = !inFence;
+      if (inFence) return;
+      const h = /^#{1,6}\s+(.*)$/.exec(l);
+      if (h) heading = h[1];
+      const add = (name: string) => out.push({ name, doc, line: i + 1 });
+      for (const m of l.matchAll(/`([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)`/g)) if (!envVars.has(m[1])) add(m[1]);
+      // A table row under an "exported" heading: the names in its first cell.
+      if (/exported/i.test(heading) && /^\|\s*`/.test(l))
+        for (const m of l.split('|')[1].matchAll(/`([A-Za-z_$][\w$]*)`/g)) add(m[1]);
+      // A sentence that says a name is exported: `name` or `name(...)` on the same line.
+      if (/\bexported\b/.test(l))
+        for (const m of l.matchAll(/`([A-Za-z_$][\w$]*)(?:\([^`]*\))?`/g))
+          if (!/^(src|dist)$/.test(m[1]) && !envVars.has(m[1])) add(m[1]);
+    });
+  }
+  const seen = new Set<string>();
+  return out.filter((n) => {
+    const key = `${n.name}@${n.doc}:${n.line}`;
+    return seen.has(key) ? false : (seen.add(key), true);
+  });
+}

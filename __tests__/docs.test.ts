@@ -11,12 +11,12 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { execFile, spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ROOT } from './dist.js';
-import { allBlocks, outputMatches, shellSteps, where, type DocBlock } from './doc-blocks.js';
+import { allBlocks, exportedNames, outputMatches, shellSteps, where, type DocBlock } from './doc-blocks.js';
 import { makeUserProject, packPackage } from './user-project.js';
 
 const execFileP = promisify(execFile);
@@ -110,6 +110,31 @@ async function pool<T>(tasks: (() => Promise<T>)[], width = 2): Promise<T[]> {
   return out;
 }
 
+/** Variables other programs read, which the docs mention by name. */
+const FOREIGN_ENV = ['PATH', 'HOME', 'TMPDIR', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'RIPGREP_CONFIG_PATH'];
+
+/** Environment variable names: .env.example, `process.env.X` and provider key names in src, FOREIGN_ENV. */
+function envVars(): Set<string> {
+  const names = new Set(FOREIGN_ENV);
+  for (const m of readFileSync(path.join(ROOT, '.env.example'), 'utf8').matchAll(/^([A-Z][A-Z0-9_]*)=/gm))
+    names.add(m[1]);
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.ts'))
+        for (const m of readFileSync(p, 'utf8').matchAll(/\benv\.([A-Z][A-Z0-9_]*)|'([A-Z][A-Z0-9_]*_API_KEY)'/g))
+          names.add(m[1] ?? m[2]);
+    }
+  };
+  walk(path.join(ROOT, 'src'));
+  return names;
+}
+
+const names = exportedNames(ROOT, envVars());
+/** Constants are exported from `agent-toolbelt/constants`, everything else from the root. */
+const entryFor = (name: string) =>
+  /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/.test(name) ? 'agent-toolbelt/constants' : 'agent-toolbelt';
 const files = codeFiles();
 const shells = blocks.filter((b) => b.kind === 'shell' && !b.marker);
 const counts = {
@@ -138,6 +163,11 @@ beforeAll(async () => {
     }
     writeFileSync(path.join(project, 'blocks', `${f.name}.ts`), `${text}export {};\n`);
   }
+  // One import per name a doc presents as exported (line i+1 is names[i]); `import type` accepts values and types.
+  writeFileSync(
+    path.join(project, 'blocks', 'exported_names.ts'),
+    names.map((n, i) => `import type { ${n.name} as _${i} } from '${entryFor(n.name)}';\n`).join('') + 'export {};\n',
+  );
   writeFileSync(
     path.join(project, 'tsconfig.json'),
     JSON.stringify({
@@ -189,12 +219,13 @@ describe('docs: every fenced block', () => {
   it('ts/js blocks type-check with tsc --strict against the packed package', () => {
     const errors: string[] = [];
     for (const m of tscOutput.matchAll(/^blocks\/(\w+)\.ts\((\d+),(\d+)\): (error TS\d+: .*)$/gm)) {
+      if (m[1] === 'exported_names') continue;
       const f = files.find((x) => x.name === m[1]);
       const line = Number(m[2]);
       const part = f && [...f.parts].reverse().find((p) => p.firstLine <= line);
       errors.push(part ? `${part.block.doc}:${part.block.line + 1 + line - part.firstLine}: ${m[4]}` : m[0]);
     }
-    if (!errors.length && tscOutput) errors.push(tscOutput);
+    if (tscOutput && !/^blocks\//m.test(tscOutput)) errors.push(tscOutput); // tsc failed before checking
     expect(errors).toEqual([]);
   });
 
@@ -232,6 +263,17 @@ describe('docs: every fenced block', () => {
     );
     expect(results.filter(Boolean)).toEqual([]);
   }, 240_000);
+
+  it('every name a doc presents as exported is exported by the package', () => {
+    expect(names.length).toBeGreaterThan(50);
+    const missing = [...tscOutput.matchAll(/^blocks\/exported_names\.ts\((\d+),\d+\): error TS\d+: (.*)$/gm)].map(
+      (m) => {
+        const n = names[Number(m[1]) - 1];
+        return `${n.doc}:${n.line}: \`${n.name}\` is not exported from ${entryFor(n.name)}`;
+      },
+    );
+    expect(missing).toEqual([]);
+  });
 
   it('json blocks parse', () => {
     const bad = blocks
