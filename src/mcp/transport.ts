@@ -10,6 +10,9 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpServerConfig, McpServerStatus } from './types.js';
 import { describeError } from './errors.js';
+import { orderProgressBeforeResponses } from './progress-order.js';
+
+export { orderProgressBeforeResponses };
 
 /** How long (ms) a server may take to start and answer `initialize` and `tools/list`. */
 export const MCP_CONNECT_TIMEOUT_MS = 30_000;
@@ -99,23 +102,6 @@ async function connectOver(
   }
   orderProgressBeforeResponses(transport);
   return { client, transport, kind };
-}
-
-/**
- * Works around an SDK v1 race (modelcontextprotocol/typescript-sdk#2580): notifications are
- * dispatched a microtask late but responses at once, so progress that arrives in the same chunk as
- * the response is dropped as "unknown token". Delaying responses by two microtasks restores the
- * order in which the server sent them. Call after `client.connect(transport)`.
- */
-export function orderProgressBeforeResponses(transport: Transport): void {
-  const deliver = transport.onmessage;
-  if (!deliver) return;
-  transport.onmessage = (message, extra) => {
-    const m = message as { id?: unknown; method?: unknown };
-    if (m.id !== undefined && m.method === undefined)
-      queueMicrotask(() => queueMicrotask(() => deliver(message, extra)));
-    else deliver(message, extra);
-  };
 }
 
 function withHeaders(headers: Record<string, string>): typeof fetch {
