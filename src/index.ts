@@ -28,6 +28,18 @@ export type { ToolUpdate, ToolFinalUpdate, OnToolResult, ToolEvent, ToolStats } 
 export { ToolbeltTool, PROGRESS_EVENT, type ToolProgressChunk } from './langchain.js';
 export { truncateOutput, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
 export { builtinTools, registerBuiltinTools, type BuiltinTool } from './tools/index.js';
+export { TodoStore, defaultTodoStore, type TodoItem } from './tools/todo.js';
+export { classifyCommand, type CommandClassification, type DangerLevel } from './tools/bash-danger.js';
+export {
+  checkAddress,
+  checkHost,
+  assertUrlAllowed,
+  guardedLookup,
+  guardedGet,
+  BlockedAddressError,
+  type SsrfPolicy,
+  type Verdict,
+} from './net/ssrf.js';
 export { MEMORY_TOOLS, MEMORY_READ_ONLY_TOOLS, DEFAULT_MEMORY_DIR } from './tools/memory-store.js';
 export { Workspace, PathOutsideWorkspaceError, workspaceRootFor, toolOutputDir } from './workspace.js';
 export { Tenant } from './tenant.js';
@@ -58,6 +70,7 @@ export {
   type McpPermissionsConfig,
   type McpToolInfo,
 } from './mcp/index.js';
+export { orderProgressBeforeResponses } from './mcp/progress-order.js';
 export { loadChatModel, parseModelSpec, ModelConfigError } from './chat-model.js';
 export {
   providerJsonSchema,

@@ -1,0 +1,68 @@
+/**
+ * `agent-toolbelt/constants`: every limit and fixed value the docs name, one name each. Where two
+ * modules use the same short name for different values (bash's 120 s default timeout and the
+ * registry's 30 s one), the public name carries the tool's prefix.
+ */
+export { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from './registry.js';
+export { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
+export { PROGRESS_EVENT } from './langchain.js';
+export { SESSION_ID_PATTERN, MAX_SESSION_FILES } from './cli/session.js';
+export { DEFAULT_MCP_HOST, MCP_HTTP_PATH } from './mcp/server.js';
+export { MAX_MCP_HTTP_SESSIONS } from './mcp/http-server.js';
+export { DEFAULT_MCP_TOOL_TIMEOUT_MS } from './mcp/import.js';
+export { MCP_STDERR_TAIL_CHARS } from './mcp/connection.js';
+export { MCP_CONNECT_TIMEOUT_MS } from './mcp/transport.js';
+export { MAX_NESTING_DEPTH } from './tools/bash-danger.js';
+export {
+  DEFAULT_TIMEOUT_MS as BASH_DEFAULT_TIMEOUT_MS,
+  MAX_TIMEOUT_MS as BASH_MAX_TIMEOUT_MS,
+  MAX_OUTPUT_CHARS,
+  KILL_GRACE_MS,
+  PROGRESS_TAIL_CHARS,
+  PIPE_QUIET_MS,
+  PIPE_GRACE_MAX_MS,
+  NON_INTERACTIVE_ENV,
+} from './tools/bash.js';
+export { ANCHORED_AMBIGUITY_MARGIN, ANCHORED_MAX_CANDIDATES, ANCHORED_MIN_SIMILARITY } from './tools/edit-match.js';
+export { DIFF_CONTEXT_LINES, MAX_LISTED_MATCHES, MAX_CANDIDATE_LINES } from './tools/edit.js';
+export { MAX_GLOB_RESULTS } from './tools/glob.js';
+export { PROGRESS_INTERVAL_MS } from './progress.js';
+export { MAX_MATCHES, MAX_CONTEXT_LINES } from './tools/grep.js';
+export { MAX_LINE_LENGTH as GREP_MAX_LINE_LENGTH, GREP_LINE_CUT_MARKER } from './tools/grep-results.js';
+export { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, LIST_DEFAULT_IGNORES } from './tools/list.js';
+export {
+  MEMORY_TOOLS,
+  MEMORY_READ_ONLY_TOOLS,
+  DEFAULT_MEMORY_DIR,
+  MAX_MEMORY_FILE_BYTES,
+  MAX_MEMORY_LIST_ENTRIES,
+  MAX_SUMMARY_CHARS,
+  SUMMARY_SCAN_CHARS,
+} from './tools/memory-store.js';
+export {
+  DEFAULT_READ_LIMIT,
+  MAX_LINE_LENGTH as READ_MAX_LINE_LENGTH,
+  LINE_CUT_MARKER,
+  MAX_OUTPUT_BYTES,
+  BINARY_SNIFF_BYTES,
+  NON_PRINTABLE_RATIO,
+  BINARY_EXTENSIONS,
+  ATTACHMENT_TYPES,
+  MAX_ATTACHMENT_BYTES,
+  MAX_SUGGESTIONS,
+} from './tools/read.js';
+export { LLM_ASSIST_REQUIRED, SUBAGENT_RECURSION_LIMIT, MAX_TASK_OUTPUT_CHARS } from './tools/task.js';
+export { MAX_TODOS, MAX_TODO_CONTENT_CHARS, MAX_TODO_SESSIONS } from './tools/todo.js';
+export {
+  MAX_RESPONSE_BYTES,
+  DEFAULT_TIMEOUT_SECONDS as WEBFETCH_DEFAULT_TIMEOUT_SECONDS,
+  MAX_TIMEOUT_SECONDS as WEBFETCH_MAX_TIMEOUT_SECONDS,
+  MAX_REDIRECTS,
+  ERROR_BODY_BYTES,
+  ERROR_SNIPPET_CHARS,
+  PROGRESS_EVERY_BYTES,
+  IMAGE_TYPES,
+  TEXT_TYPES,
+  DROPPED_ELEMENTS,
+} from './tools/webfetch.js';
+export { MAX_WRITE_BYTES } from './tools/write.js';
