@@ -66,3 +66,5 @@ export {
   DROPPED_ELEMENTS,
 } from './tools/webfetch.js';
 export { MAX_WRITE_BYTES } from './tools/write.js';
+export { MAX_DELETE_ENTRIES, DELETE_PROGRESS_EVERY } from './tools/delete.js';
+export { MAX_LINE_COUNT_BYTES } from './tools/file-info.js';
