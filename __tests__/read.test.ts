@@ -147,7 +147,7 @@ describe('read: negative offset (the last lines, read from the end)', () => {
     expect(res.output).toBe('1: line 1\n2: line 2\n3: line 3\n\n(End of file - 3 lines total)');
     await writeFile(path.join(dir, 'one-empty-line.txt'), '\n');
     expect((await run({ filePath: 'one-empty-line.txt', offset: -5 })).output).toBe(
-      '1: \n\n(End of file - 1 lines total)',
+      '1: \n\n(End of file - 1 line total)',
     );
   });
 

@@ -150,7 +150,7 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>(
           return {
             title,
             metadata,
-            output: `No files found matching ${JSON.stringify(args.pattern)} in ${ws.display(base)}.`,
+            output: `No files found matching ${JSON.stringify(args.pattern)} in ${where(ws.display(base))}.`,
           };
         }
         let output = shown.join('\n');
@@ -270,3 +270,8 @@ function gitignoreAwareReaddir(
 
 /** fast-glob (with micromatch and picomatch) is loaded on the first walk, not when the package is imported. */
 const fastGlob = onFirstUse<typeof FastGlob>('fast-glob');
+
+/** Where a search looked, for a sentence: "the workspace root" rather than a bare "." (which read as ".."). */
+function where(shown: string): string {
+  return shown === '.' ? 'the workspace root' : shown;
+}

@@ -251,7 +251,7 @@ function formatLines(r: LinesResult, shown: string, offset: number, limit: numbe
     const why = r.capped ? `Output capped at ${MAX_OUTPUT_BYTES / 1024} KB. ` : '';
     footer = `(${why}Showing lines ${offset}-${last} of the file. Use offset=${last + 1} to continue.)`;
   } else {
-    footer = `(End of file - ${r.totalLines} lines total)`;
+    footer = `(End of file - ${r.totalLines} line${r.totalLines === 1 ? '' : 's'} total)`;
   }
   return {
     title: shown,
