@@ -17,6 +17,7 @@ import type { Tool } from './tool.js';
 import { providerJsonSchema } from './schema/index.js';
 import { runCall, type PipelineHost } from './pipeline/call.js';
 import type { OnToolResult, ToolFinalUpdate, ToolUpdate } from './pipeline/types.js';
+import { resultText } from './result-text.js';
 
 /** The chunk written to LangGraph's custom stream (and dispatched as the `tool_progress` custom event) for each progress report. */
 export interface ToolProgressChunk {
@@ -69,7 +70,7 @@ export class ToolbeltTool extends DynamicStructuredTool {
       schema: providerJsonSchema(tool, { strict: options.strict }) as never,
       func: async (input: unknown) => {
         const final = await this.run(input, {});
-        return [contentOf(final), final.result] as never;
+        return [resultText(final), final.result] as never;
       },
     });
     this.baseListeners = options.onToolResult ? [options.onToolResult] : [];
@@ -113,7 +114,7 @@ export class ToolbeltTool extends DynamicStructuredTool {
       writer: config.writer,
       runManager,
     });
-    const content = contentOf(final);
+    const content = resultText(final);
     const output = toolCallId
       ? new ToolMessage({
           content,
@@ -171,11 +172,6 @@ export class ToolbeltTool extends DynamicStructuredTool {
       listeners,
     });
   }
-}
-
-/** What the model reads: the output, which on failure always carries the error text. */
-function contentOf(final: ToolFinalUpdate): string {
-  return final.result.output || final.error || '';
 }
 
 function combineSignals(a?: AbortSignal, b?: AbortSignal): AbortSignal | undefined {

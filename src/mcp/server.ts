@@ -13,6 +13,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { Tool } from '../tool.js';
 import { ALL_PERMISSIONS, isAllowed, toGrantSet, type PermissionGrant, type ToolPermissions } from '../permissions.js';
 import type { ToolRegistryImpl } from '../registry.js';
+import { resultText } from '../result-text.js';
 
 /** The host the HTTP transport binds to unless told otherwise: loopback only. */
 export const DEFAULT_MCP_HOST = '127.0.0.1';
@@ -172,8 +173,7 @@ export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOp
               },
       },
     );
-    // The output carries the whole message (the pipeline appends a bare metadata.error to it).
-    if (!final.success) return errorResult(final.result.output || final.error || `Tool "${name}" failed.`);
+    if (!final.success) return errorResult(resultText(final));
     const { title, metadata, attachments, structuredContent } = final.result;
     const content: CallToolResult['content'] = [{ type: 'text', text: final.result.output }];
     if (attachments?.length) content.push(...attachments.map(toContent));
