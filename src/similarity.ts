@@ -22,3 +22,21 @@ export function levenshteinRatio(a: string, b: string, maxChars: number): number
   b = b.slice(0, maxChars);
   return 1 - levenshtein(a, b) / Math.max(a.length, b.length, 1);
 }
+
+/**
+ * The candidate a misspelled or misnamed identifier most likely meant (`path` -> `filePath`,
+ * `file_path` -> `filePath`, `limt` -> `limit`), or undefined when none is close. Case, `_` and `-`
+ * are ignored; containing the name counts as close.
+ */
+export function nearestName(name: string, candidates: readonly string[]): string | undefined {
+  const norm = (s: string) => s.toLowerCase().replace(/[_-]/g, '');
+  const n = norm(name);
+  let best: string | undefined;
+  let bestScore = Infinity;
+  for (const c of candidates) {
+    const k = norm(c);
+    const score = k === n ? 0 : n.length >= 3 && (k.includes(n) || n.includes(k)) ? 1 : levenshtein(n, k) + 1;
+    if (score < bestScore) [best, bestScore] = [c, score];
+  }
+  return bestScore <= Math.max(2, Math.ceil(n.length / 3)) ? best : undefined;
+}

@@ -3,6 +3,7 @@
  * and the error sentence the model sees. Pure functions of (schema, args): no call state, no I/O.
  */
 import type { z } from 'zod';
+import { nearestName } from '../similarity.js';
 
 /** Error thrown by validation; carries the message the model should see. */
 export class ToolInputError extends Error {
@@ -36,13 +37,35 @@ export function parseArguments(toolId: string, schema: z.ZodType, args: unknown)
     if (again.success) return again.data;
     issues = again.error.issues;
   }
-  throw new ToolInputError(formatIssues(toolId, first.error.issues));
+  throw new ToolInputError(formatIssues(toolId, first.error.issues, unknownKeyHints(toolId, schema, input)));
+}
+
+/**
+ * One line per top-level argument key a plain object schema does not know (zod would drop it
+ * silently), naming the nearest parameter, so a model that wrote `path` for `filePath` learns why.
+ */
+function unknownKeyHints(toolId: string, schema: z.ZodType, input: unknown): string[] {
+  const def = (schema as { _zod?: { def?: { type?: string; shape?: object; catchall?: z.ZodType } } })._zod?.def;
+  if (def?.type !== 'object' || !def.shape || !input || typeof input !== 'object' || Array.isArray(input)) return [];
+  const catchall = (def.catchall as { _zod?: { def?: { type?: string } } } | undefined)?._zod?.def?.type;
+  if (catchall !== undefined && catchall !== 'never') return []; // the schema accepts extra keys
+  const known = Object.keys(def.shape);
+  return Object.keys(input)
+    .filter((k) => !known.includes(k))
+    .map((k) => {
+      const near = nearestName(k, known);
+      return near
+        ? `- \`${k}\` is not a parameter of ${toolId} — did you mean \`${near}\`?`
+        : `- \`${k}\` is not a parameter of ${toolId}. Its parameters: ${known.join(', ') || '(none)'}.`;
+    });
 }
 
 type Issue = z.core.$ZodIssue;
 
-function formatIssues(toolId: string, issues: readonly Issue[]): string {
-  const lines = issues.slice(0, 10).map((issue) => {
+function formatIssues(toolId: string, issues: readonly Issue[], hints: string[] = []): string {
+  // A strict schema's own "unrecognized keys" issue says less than the hints that replace it.
+  if (hints.length) issues = issues.filter((i) => i.code !== 'unrecognized_keys');
+  const problems = issues.slice(0, 10).map((issue) => {
     const where = issue.path.length
       ? issue.path
           .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
@@ -51,7 +74,8 @@ function formatIssues(toolId: string, issues: readonly Issue[]): string {
       : '(arguments)';
     return `- ${where}: ${issue.message}`;
   });
-  if (issues.length > 10) lines.push(`- ... and ${issues.length - 10} more problems`);
+  if (issues.length > 10) problems.push(`- ... and ${issues.length - 10} more problems`);
+  const lines = [...hints, ...problems];
   return `Invalid arguments for tool "${toolId}":\n${lines.join('\n')}\nRewrite the input so it satisfies the tool's schema, then call the tool again.`;
 }
 
