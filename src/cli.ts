@@ -14,6 +14,7 @@ import { mcpCommand } from './cli/mcp.js';
 import { agentCommand } from './cli/agent.js';
 import { loadDotEnv } from './chat-model.js';
 import { policyCommand } from './cli/policy.js';
+import { toolHelp } from './cli/tool-help.js';
 import { disconnectMcp } from './mcp/index.js';
 
 const VERSION = '0.1.0';
@@ -21,11 +22,11 @@ const VERSION = '0.1.0';
 const HELP = `toolbelt ${VERSION} - agent-toolbelt's tools from the command line
 
 Usage:
-  toolbelt list [--permissions LIST] [--json]
-  toolbelt run <tool> ['<json args>'] [--workspace DIR] [--session ID] [--timeout MS] [--json]
-  toolbelt mcp [--http PORT [--host HOST] [--token T] [--allow-origin O] [--stateless]] [--permissions LIST]
-  toolbelt agent "<task>" --model provider:model [--max-retries N] [--permissions LIST] [--workspace DIR]
-  toolbelt policy explain <tool> '<json args>' | check [FILE] | show   [--policy FILE]
+  ${listCommand.usage}
+  ${runCommand.usage}
+  ${mcpCommand.usage}
+  ${agentCommand.usage}
+  ${policyCommand.usage}
 
 Commands:
   list    The tools the permissions allow, with their permissions and a one-line description.
@@ -44,7 +45,8 @@ Commands:
           current directory is read first (docs/cli.md lists the variables).
 
 Options (every command):
-  --workspace DIR     Workspace root the file tools are sandboxed to (default: current directory).
+  --workspace DIR     Workspace root the file tools are sandboxed to (default: $AGENT_WORKSPACE_ROOT
+                      if set, else the current directory).
   --permissions LIST  Comma-separated: read, write, execute, network, or all (default: all).
   --tools FILE        Load more tools from an ES module (repeatable): its default export is
                       (registry) => void, or an array of { info, permissions, descriptionPath? }.
@@ -91,12 +93,13 @@ export async function main(argv: string[]): Promise<number> {
       );
     }
     const values = parsed.values as Values;
-    if (values.help) {
+    const toolHelpFor = command === 'run' && values.help ? parsed.positionals[0] : undefined;
+    if (values.help && toolHelpFor === undefined) {
       process.stdout.write(HELP);
       return 0;
     }
     const [min, max] = spec.positionals;
-    if (parsed.positionals.length < min || parsed.positionals.length > max) {
+    if (toolHelpFor === undefined && (parsed.positionals.length < min || parsed.positionals.length > max)) {
       throw new UsageError(
         `"toolbelt ${command}" takes ${min === max ? min : `${min}-${max}`} argument${max === 1 ? '' : 's'}, got ${parsed.positionals.length}` +
           `${parsed.positionals.length ? ` (${parsed.positionals.map((p) => JSON.stringify(p)).join(' ')})` : ''}.\nUsage: ${spec.usage}`,
@@ -106,6 +109,7 @@ export async function main(argv: string[]): Promise<number> {
     loadDotEnv();
     const setup = await makeRegistry(values, spec.ownsPolicy);
     try {
+      if (toolHelpFor !== undefined) return await toolHelp(setup, toolHelpFor);
       return await spec.run(setup, values, parsed.positionals);
     } finally {
       await disconnectMcp(setup.registry).catch(() => undefined);

@@ -64,6 +64,6 @@ function parseMaxRetries(value: unknown): number {
 export const agentCommand: Command = {
   options: { model: { type: 'string' }, 'max-retries': { type: 'string' } },
   positionals: [1, 1],
-  usage: 'toolbelt agent "<task>" --model provider:model [--max-retries N]',
+  usage: 'toolbelt agent "<task>" --model provider:model [--max-retries N] [--permissions LIST] [--workspace DIR]',
   run: (setup, values, positionals) => agent(setup, values, positionals[0]),
 };

@@ -8,12 +8,22 @@ import { pathToFileURL } from 'node:url';
 import type { ParseArgsConfig } from 'node:util';
 import { createRegistry, type ToolRegistryImpl } from '../registry.js';
 import { ALL_PERMISSIONS, parsePermissionList, type ToolPermission, type ToolPermissions } from '../permissions.js';
-import { registerBuiltinTools } from '../tools/index.js';
+import { builtinTools, registerBuiltinTools } from '../tools/index.js';
 import type { Tool } from '../tool.js';
 import { findPolicyFile, loadPolicyFile } from '../policy/policy.js';
 
 /** A usage mistake: exit code 2 and a hint. */
 export class UsageError extends Error {}
+
+/** The CLI's answer for a tool it does not have; task gets its own reason (see makeRegistry). */
+export function unknownTool(registry: ToolRegistryImpl, toolId: string): UsageError {
+  if (toolId === 'task')
+    return new UsageError(
+      'The task tool needs sub-agents, which are chat models configured in code (initCtx.subagents), so the command ' +
+        'line does not offer it. Do the work with the other tools, or register task with sub-agents in a --tools module.',
+    );
+  return new UsageError(registry.unknownToolMessage(toolId).replace(' Call one of those instead.', ''));
+}
 
 /** The flags every command takes. */
 export const COMMON: ParseArgsConfig['options'] = {
@@ -69,7 +79,14 @@ export async function makeRegistry(values: Values, ownsPolicy = false): Promise<
   const policyFile = await policyFileFor(values);
   const policy = policyFile && !ownsPolicy ? await readPolicy(policyFile) : undefined;
   const registry = createRegistry({ policy });
-  if (!values['no-builtins']) registerBuiltinTools(registry);
+  // task delegates to sub-agents, which are chat models configured in code (initCtx.subagents); the
+  // command line cannot configure them, so task could only ever fail here and is not offered.
+  // A --tools module can register it with sub-agents.
+  if (!values['no-builtins'])
+    registerBuiltinTools(
+      registry,
+      builtinTools.map((t) => t.info.id).filter((id) => id !== 'task'),
+    );
   for (const file of (values.tools as string[] | undefined) ?? []) await loadToolsModule(registry, file);
   if (values['mcp-config'] !== undefined) {
     const { loadMcpConfig, connectMcp } = await import('../mcp/index.js');

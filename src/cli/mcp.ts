@@ -69,6 +69,6 @@ export const mcpCommand: Command = {
   },
   positionals: [0, 0],
   usage:
-    'toolbelt mcp [--http PORT [--host HOST] [--token T] [--allow-origin ORIGIN] [--stateless]] [--permissions LIST]',
+    'toolbelt mcp [--http PORT [--host HOST] [--token T] [--allow-origin ORIGIN] [--stateless]] [--permissions LIST] [--workspace DIR]',
   run: (setup, values) => mcp(setup, values),
 };

@@ -3,14 +3,14 @@
  * Session persistence is session.ts'; the progress line format is progress.ts'.
  */
 import { randomUUID } from 'node:crypto';
-import { UsageError, type Command, type Setup, type Values } from './command.js';
+import { UsageError, unknownTool, type Command, type Setup, type Values } from './command.js';
+import { resultText } from '../result-text.js';
 import { progressLine } from './progress.js';
 import { PersistedSession, SESSION_ID_PATTERN } from './session.js';
 
 async function run({ registry, initCtx, grant }: Setup, values: Values, positionals: string[]): Promise<number> {
   const [toolId, json = '{}'] = positionals;
-  if (!registry.has(toolId))
-    throw new UsageError(registry.unknownToolMessage(toolId).replace(' Call one of those instead.', ''));
+  if (!registry.has(toolId)) throw unknownTool(registry, toolId);
   let args: unknown;
   try {
     args = JSON.parse(json);
@@ -66,7 +66,7 @@ async function run({ registry, initCtx, grant }: Setup, values: Values, position
       process.stderr.write(`[${toolId}] attachment: ${a.type} ${a.mime}${a.uri ? ` ${a.uri}` : ''} (${size})\n`);
     }
     if (!final.success) {
-      process.stderr.write(`${final.error ?? final.result.output}\n`);
+      process.stderr.write(`${resultText(final)}\n`);
       return 1;
     }
     process.stdout.write(final.result.output.endsWith('\n') ? final.result.output : `${final.result.output}\n`);
@@ -80,6 +80,7 @@ async function run({ registry, initCtx, grant }: Setup, values: Values, position
 export const runCommand: Command = {
   options: { session: { type: 'string' }, timeout: { type: 'string' }, json: { type: 'boolean' } },
   positionals: [1, 2],
-  usage: `toolbelt run <tool> ['<json args>'] [--workspace DIR] [--session ID]`,
+  usage:
+    "toolbelt run <tool> ['<json args>'] [--workspace DIR] [--session ID] [--timeout MS] [--json]   (or: toolbelt run <tool> --help)",
   run,
 };
