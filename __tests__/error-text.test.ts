@@ -91,7 +91,7 @@ describe('one error text everywhere', () => {
     const mcp = await viaMcp('task', args);
     expect(message.status).toBe('error');
     expect(message.content).toMatch(
-      /^No sub-agents are configured, so this task cannot be delegated\. Do the task yourself/,
+      /^The task tool has no sub-agents to run \(LLM_ASSIST_REQUIRED\): none are configured\. Do the task yourself with the other tools, .*initCtx\.subagents.*\.$/s,
     );
     expect(mcp).toEqual({ isError: true, text: message.content });
   });

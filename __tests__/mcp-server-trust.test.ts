@@ -388,7 +388,7 @@ describe('built-in tools over MCP', () => {
     expect(res.isError).toBe(true);
     const text = (res.content as Content)[0].text!;
     expect(text).toMatch(
-      /^The task tool has no sub-agents to run: none are configured\. Configure them in initCtx\.subagents/,
+      /^The task tool has no sub-agents to run \(LLM_ASSIST_REQUIRED\): none are configured\. .*initCtx\.subagents/,
     );
     expect(text).not.toMatch(/^[A-Z_]+$/);
   });

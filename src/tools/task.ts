@@ -38,6 +38,14 @@ declare module '../tool.js' {
 
 /** The `metadata.error` code when no sub-agents are configured: the host must handle the request. */
 export const LLM_ASSIST_REQUIRED = 'LLM_ASSIST_REQUIRED';
+/**
+ * The one sentence for a task call without sub-agents, whoever asks (a model through LangChain, an
+ * MCP client, the CLI): it carries the code, so the pipeline adds nothing to it.
+ */
+export const NO_SUBAGENTS =
+  `The task tool has no sub-agents to run (${LLM_ASSIST_REQUIRED}): none are configured. Do the task yourself ` +
+  'with the other tools, or configure sub-agents in initCtx.subagents (a name -> { model, permissions } map, see ' +
+  'docs/tools/task.md).';
 /** Model turns (graph steps) a sub-agent may take before it is stopped. */
 export const SUBAGENT_RECURSION_LIMIT = 50;
 /** Characters of a sub-agent's final text returned to the parent. */
@@ -76,9 +84,7 @@ export const TaskTool = Tool.define<typeof parameters>(
       ...(names.length
         ? {}
         : {
-            unavailable:
-              'The task tool has no sub-agents to run: none are configured. Configure them in initCtx.subagents ' +
-              '(a name -> { model, permissions } map, see docs/tools/task.md), or do the work with the other tools.',
+            unavailable: NO_SUBAGENTS,
           }),
       parameters,
       // The sub-agent's own tool calls need the registry's slots; a waiting task must not hold one.
@@ -90,9 +96,7 @@ export const TaskTool = Tool.define<typeof parameters>(
           return {
             title: args.description,
             metadata: { error: LLM_ASSIST_REQUIRED, subagent: args.subagent_type },
-            output:
-              'No sub-agents are configured, so this task cannot be delegated. Do the task yourself with your own tools, ' +
-              'or ask the host to configure initCtx.subagents.',
+            output: NO_SUBAGENTS,
           };
         }
         const config = subagents[args.subagent_type];
