@@ -28,8 +28,6 @@ export type { ToolUpdate, ToolFinalUpdate, OnToolResult, ToolEvent, ToolStats } 
 export { ToolbeltTool, PROGRESS_EVENT, type ToolProgressChunk } from './langchain.js';
 export { truncateOutput, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
 export { builtinTools, registerBuiltinTools, type BuiltinTool } from './tools/index.js';
-export { TodoStore, defaultTodoStore, type TodoItem } from './tools/todo.js';
-export { classifyCommand, type CommandClassification, type DangerLevel } from './tools/bash-danger.js';
 export {
   checkAddress,
   checkHost,
