@@ -27,7 +27,8 @@ function fresh(): boolean {
 
 /** The src/ file a dist/ file was built from. */
 export function sourceOf(distRel: string): string | undefined {
-  const m = /^dist\/(.*?)(\.d\.ts|\.js)(\.map)?$|^dist\/(.*\.txt)$/.exec(distRel);
+  // .txt descriptions and plain-JS .mjs worker scripts are copied from src/ as they are.
+  const m = /^dist\/(.*?)(\.d\.ts|\.js)(\.map)?$|^dist\/(.*\.(?:txt|mjs))$/.exec(distRel);
   if (!m) return undefined;
   return m[4] ? `src/${m[4]}` : `src/${m[1]}.ts`;
 }

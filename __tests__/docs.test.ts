@@ -111,7 +111,19 @@ async function pool<T>(tasks: (() => Promise<T>)[], width = 2): Promise<T[]> {
 }
 
 /** Variables other programs read, which the docs mention by name. */
-const FOREIGN_ENV = ['PATH', 'HOME', 'TMPDIR', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'RIPGREP_CONFIG_PATH'];
+const FOREIGN_ENV = [
+  'PATH',
+  'HOME',
+  'TMPDIR',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'RIPGREP_CONFIG_PATH',
+  // Read by the provider classes themselves (@langchain/openai, @langchain/anthropic).
+  'OPENAI_BASE_URL',
+  'ANTHROPIC_BASE_URL',
+  'ANTHROPIC_API_URL',
+];
 
 /** Environment variable names: .env.example, `process.env.X` and provider key names in src, FOREIGN_ENV. */
 function envVars(): Set<string> {

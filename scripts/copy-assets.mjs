@@ -21,7 +21,7 @@ function pruneStale(dir) {
       pruneStale(p);
       continue;
     }
-    const m = /^dist\/(.*?)(?:\.d\.ts|\.js)(?:\.map)?$|^dist\/(.*\.txt)$/.exec(p.split('\\').join('/'));
+    const m = /^dist\/(.*?)(?:\.d\.ts|\.js)(?:\.map)?$|^dist\/(.*\.(?:txt|mjs))$/.exec(p.split('\\').join('/'));
     if (m && !existsSync(m[2] ? join('src', m[2]) : join('src', `${m[1]}.ts`))) rmSync(p);
   }
 }

@@ -68,3 +68,11 @@ export {
 export { MAX_WRITE_BYTES } from './tools/write.js';
 export { MAX_DELETE_ENTRIES, DELETE_PROGRESS_EVERY } from './tools/delete.js';
 export { MAX_LINE_COUNT_BYTES } from './tools/file-info.js';
+export { DEFAULT_POLICY } from './policy/defaults.js';
+export { MAX_REF_DEPTH } from './schema/portable.js';
+export { MAX_IGNORE_FILE_BYTES } from './tools/search-common.js';
+export { MAX_CONVERT_MS, MAX_HTML_DEPTH } from './tools/html-convert.js';
+export { MAX_EDIT_FILE_BYTES } from './tools/edit.js';
+export { MAX_RUNNING_JOBS, MAX_JOB_RECORDS, MAX_JOB_UNREAD_CHARS, MAX_JOB_LOG_BYTES } from './tools/bash-jobs.js';
+export { AUTOMATON_BLOCK_BYTES } from './tools/grep-js.js';
+export { TAIL_BLOCK_BYTES, LINE_COUNT_CACHE_ENTRIES, LINE_COUNT_SETTLE_MS } from './tools/read-tail.js';

@@ -9,7 +9,7 @@ import type { CompiledPattern } from './grep-pattern.js';
 import type { FileAccumulator, SearchOptions } from './grep-results.js';
 
 /** Block size when the pattern runs on re2js: linear, but a pathological pattern costs microseconds per byte. */
-const AUTOMATON_BLOCK_BYTES = 8 * 1024;
+export const AUTOMATON_BLOCK_BYTES = 8 * 1024;
 
 /** Files up to this size are searched in one piece by the JS backend; bigger ones in blocks. */
 export const JS_BLOCK_BYTES = 8 * 1024 * 1024;
