@@ -99,7 +99,7 @@ describe('a write from outside during the edit', () => {
     // Someone else writes the file while edit is writing its temp file (after edit read the file).
     const realOpen = fsp.open;
     let raced = false;
-    fsp.open = (async (...a: Parameters<typeof realOpen>) => {
+    fsp.open = async (...a: Parameters<typeof realOpen>) => {
       const handle = await realOpen(...a);
       if (String(a[0]).endsWith('.tmp') && !raced) {
         const realSync = handle.sync.bind(handle);
@@ -110,7 +110,7 @@ describe('a write from outside during the edit', () => {
         };
       }
       return handle;
-    }) as typeof realOpen;
+    };
     try {
       await expect(
         edit.execute(

@@ -212,7 +212,9 @@ describe('fuzzing every built-in through the LangChain adapter', () => {
             });
           } catch (err) {
             rejections++;
-            throw new Error(`${tool.name} rejected for ${JSON.stringify(args)?.slice(0, 200)}: ${String(err)}`);
+            throw new Error(`${tool.name} rejected for ${JSON.stringify(args)?.slice(0, 200)}: ${String(err)}`, {
+              cause: err,
+            });
           }
           if (!(msg instanceof ToolMessage)) throw new Error(`${tool.name} did not return a ToolMessage`);
           const text = typeof msg.content === 'string' ? msg.content : JSON.stringify(msg.content);

@@ -14,7 +14,7 @@ import { connectMcp, disconnectMcp } from '../src/mcp/client.js';
 import { mcpToolId, uniqueId, permissionsFor } from '../src/mcp/import.js';
 import type { McpServerConfig } from '../src/mcp/types.js';
 import { loadMcpConfig, parseMcpConfig } from '../src/mcp/config.js';
-import { serveMcp } from '../src/mcp/server.js';
+import { serveMcp } from '../src/mcp/index.js';
 import { tempDir } from './helpers.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -7,7 +7,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Tool, createRegistry, type ToolRegistryImpl } from '../src/index.js';
-import { createMcpServer, serveMcp, annotationsFor, type McpServing } from '../src/mcp/server.js';
+import { createMcpServer, annotationsFor, type McpServing } from '../src/mcp/server.js';
+import { serveMcp } from '../src/mcp/index.js';
 import { orderProgressBeforeResponses } from '../src/mcp/transport.js';
 import { ensureDist, CLI, ROOT } from './dist.js';
 

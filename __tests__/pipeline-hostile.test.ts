@@ -147,10 +147,10 @@ describe('one failure path for hostile values', () => {
     expect(unknown.status).toBe('error');
     expect(unknown.error).toMatch(/Unknown tool "nope"/);
     expect(seen).toEqual(['error']);
-    const proxyCtx = await r.execute('hostile', {}, hostileProxy() as never);
+    const proxyCtx = await r.execute('hostile', {}, hostileProxy());
     expect(proxyCtx.status).toBe('error');
     expect(isSentence(proxyCtx.error)).toBe(true);
-    const proxyOptions = await r.execute('hostile', {}, {}, undefined, hostileProxy() as never);
+    const proxyOptions = await r.execute('hostile', {}, {}, undefined, hostileProxy());
     expect(proxyOptions.status).toBe('error');
   });
 });

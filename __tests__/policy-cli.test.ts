@@ -71,7 +71,7 @@ describe('toolbelt policy', () => {
     const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'policy-cli-empty-'));
     const def = await toolbelt(['policy', 'explain', 'read', '{"filePath":".env"}'], empty);
     expect(def.stdout.split('\n')[0]).toMatch(
-      /^ASK  ask read of \.env: rule #1 \{"permission":"read","pattern":"\.env\*","action":"ask"/,
+      /^ASK {2}ask read of \.env: rule #1 \{"permission":"read","pattern":"\.env\*","action":"ask"/,
     );
     expect(def.stdout).toContain('(the default policy)');
   });

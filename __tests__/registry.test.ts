@@ -341,7 +341,6 @@ describe('execute: one pipeline, never rejects', () => {
         description: 'd',
         parameters: z.object({}),
         execute: async () => {
-          // eslint-disable-next-line @typescript-eslint/only-throw-error -- the test: a thrown non-Error still becomes a readable failure
           throw 'plain string';
         },
       }),

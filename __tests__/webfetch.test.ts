@@ -463,11 +463,7 @@ describe('webfetch: credentials in URLs', () => {
     const seen = JSON.stringify([ok.title, ok.output, ok.metadata, ctx.updates]);
     expect(seen).not.toContain(secret);
     expect(seen).toContain('***@');
-    for (const url of [
-      `${withCreds}/status?n=404`,
-      `${withCreds}/redirect?n=9`,
-      `http://bob:${secret}@ not a url`,
-    ]) {
+    for (const url of [`${withCreds}/status?n=404`, `${withCreds}/redirect?n=9`, `http://bob:${secret}@ not a url`]) {
       const err = await fetchLocal({ url }).then(
         (r) => JSON.stringify(r),
         (e: Error) => e.message,

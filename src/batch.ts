@@ -8,7 +8,7 @@
 import path from 'node:path';
 import type { Tool } from './tool.js';
 import type { ToolFinalUpdate } from './pipeline/types.js';
-import type { ExecuteOptions, ToolRegistryImpl } from './registry.js';
+import type { ToolPermissions } from './permissions.js';
 import { workspaceRootFor } from './workspace.js';
 
 /** One call of a batch. */
@@ -19,13 +19,32 @@ export interface BatchCall {
   callID?: string;
 }
 
+/**
+ * What a batch needs of a registry. Structural, so this module does not import registry.ts (which
+ * imports it for `registry.executeBatch`): `O` is the registry's execute options.
+ */
+export interface BatchRegistry<O extends { callID?: string }> {
+  permissions(id: string): ToolPermissions | undefined;
+  execute(
+    id: string,
+    args: unknown,
+    ctx: Partial<Tool.Context>,
+    initCtx: Tool.InitContext | undefined,
+    options: O,
+  ): Promise<ToolFinalUpdate>;
+}
+
 /** How a call is scheduled: alongside anything, in its path's queue, or in the one-at-a-time queue. */
 export type BatchLane = { kind: 'parallel' } | { kind: 'path'; key: string } | { kind: 'exclusive' };
 
 const PATH_KEYS = ['filePath', 'path', 'file'];
 
 /** The lane of one call, from the tool's permissions and its path argument. */
-export function laneOf(registry: ToolRegistryImpl, call: BatchCall, initCtx: Tool.InitContext = {}): BatchLane {
+export function laneOf(
+  registry: Pick<BatchRegistry<{ callID?: string }>, 'permissions'>,
+  call: BatchCall,
+  initCtx: Tool.InitContext = {},
+): BatchLane {
   const required = registry.permissions(call.id)?.required ?? [];
   if (required.includes('execute')) return { kind: 'exclusive' };
   if (!required.some((p) => p === 'write' || p === 'memory')) return { kind: 'parallel' };
@@ -36,18 +55,18 @@ export function laneOf(registry: ToolRegistryImpl, call: BatchCall, initCtx: Too
 }
 
 /** Runs `calls` as the module comment says; resolves to their final updates, in order. */
-export function executeBatch(
-  registry: ToolRegistryImpl,
+export function executeBatch<O extends { callID?: string }>(
+  registry: BatchRegistry<O>,
   calls: readonly BatchCall[],
   initCtx?: Tool.InitContext,
-  options: Omit<ExecuteOptions, 'callID'> = {},
+  options: Omit<O, 'callID'> = {} as Omit<O, 'callID'>,
 ): Promise<ToolFinalUpdate[]> {
   const tails = new Map<string, Promise<unknown>>();
   const EXCLUSIVE = '\0exclusive';
   return Promise.all(
     calls.map((call) => {
       const run = () =>
-        registry.execute(call.id, call.args, call.ctx ?? {}, initCtx, { ...options, callID: call.callID });
+        registry.execute(call.id, call.args, call.ctx ?? {}, initCtx, { ...options, callID: call.callID } as O);
       const lane = laneOf(registry, call, initCtx);
       if (lane.kind === 'parallel') return run();
       const key = lane.kind === 'exclusive' ? EXCLUSIVE : lane.key;

@@ -83,7 +83,7 @@ export function encodeLossless(text: string): Buffer {
   let last = 0;
   for (const m of text.matchAll(ESCAPED_GLOBAL)) {
     parts.push(Buffer.from(text.slice(last, m.index), 'utf8'), Buffer.of(m[0].codePointAt(0)! - ESCAPE_BASE));
-    last = m.index! + m[0].length;
+    last = m.index + m[0].length;
   }
   parts.push(Buffer.from(text.slice(last), 'utf8'));
   return Buffer.concat(parts);

@@ -414,7 +414,7 @@ export class ToolRegistryImpl {
     const failed = (await Promise.allSettled(work)).filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed.length) {
       throw new Error(
-        `dispose(): ${failed.length} part(s) failed: ${failed.map((f) => String(f.reason?.message ?? f.reason)).join('; ')}`,
+        `dispose(): ${failed.length} part(s) failed: ${failed.map((f) => (f.reason instanceof Error ? f.reason.message : String(f.reason))).join('; ')}`,
       );
     }
   }

@@ -170,11 +170,13 @@ export class Workspace {
       if (code === 'ENAMETOOLONG') {
         throw new Error(
           `Path ${shown} (${requested.length} characters) is too long for the file system: each name may have at most 255 bytes and the whole path 4096. Use a shorter path.`,
+          { cause: err },
         );
       }
       if (code === 'EACCES' || code === 'EPERM') {
         throw new Error(
           `Path ${shown} cannot be resolved: permission denied on one of its directories. Use another path.`,
+          { cause: err },
         );
       }
       throw err;

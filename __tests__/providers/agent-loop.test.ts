@@ -6,7 +6,7 @@
  * and order; `streamMode: 'custom'` progress carrying the provider's call id; and `task` running a
  * sub-agent on a different provider than its parent.
  */
-import { describe, it, expect, beforeEach, afterEach } from '@jest/globals';
+import { it, expect, beforeEach, afterEach } from '@jest/globals';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createAgent } from 'langchain';

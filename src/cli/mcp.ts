@@ -10,7 +10,7 @@ export const MCP_TOKEN_ENV = 'TOOLBELT_MCP_TOKEN';
 const HTTP_ONLY = ['host', 'token', 'allow-origin', 'stateless'] as const;
 
 async function mcp({ registry, initCtx, grant }: Setup, values: Values): Promise<number> {
-  const { serveMcp } = await import('../mcp/server.js');
+  const { serveMcp } = await import('../mcp/index.js');
   if (values.http === undefined) {
     for (const flag of HTTP_ONLY) {
       if (values[flag] !== undefined) throw new UsageError(`--${flag} applies to HTTP only: add --http PORT.`);

@@ -29,7 +29,12 @@ export type {
 
 /** Serves `registry` over MCP (stdio, or Streamable HTTP on 127.0.0.1 by default). */
 export async function serveMcp(registry: ToolRegistryImpl, options: ServeMcpOptions): Promise<McpServing> {
-  return (await import('./server.js')).serveMcp(registry, options);
+  // Each transport's module loads on first use; server.ts and http-server.ts never import each other's entry.
+  if (options.transport === 'stdio') return (await import('./server.js')).serveStdio(registry, options);
+  if (options.transport === 'http') return (await import('./http-server.js')).serveHttp(registry, options);
+  throw new Error(
+    `serveMcp: "transport" must be "stdio" or "http", got ${JSON.stringify((options as { transport?: unknown })?.transport)}.`,
+  );
 }
 
 /** A low-level MCP `Server` for `registry`, to connect to a transport of your own (one per connection). */

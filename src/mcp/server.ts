@@ -190,16 +190,8 @@ export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOp
   return server;
 }
 
-/** Serves `registry` over stdio or Streamable HTTP (127.0.0.1 by default). */
-export async function serveMcp(registry: ToolRegistryImpl, options: ServeMcpOptions): Promise<McpServing> {
-  if (options.transport === 'stdio') return serveStdio(registry, options);
-  if (options.transport === 'http') return (await import('./http-server.js')).serveHttp(registry, options);
-  throw new Error(
-    `serveMcp: "transport" must be "stdio" or "http", got ${JSON.stringify((options as { transport?: unknown })?.transport)}.`,
-  );
-}
-
-async function serveStdio(registry: ToolRegistryImpl, options: ServeMcpOptions): Promise<McpServing> {
+/** Serves `registry` over stdio (serveMcp in ./index.ts picks the transport). */
+export async function serveStdio(registry: ToolRegistryImpl, options: ServeMcpOptions): Promise<McpServing> {
   const stdin = options.stdin ?? process.stdin;
   const stdout = options.stdout ?? process.stdout;
   const server = createMcpServer(registry, options);

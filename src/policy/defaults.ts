@@ -40,4 +40,4 @@ export const DEFAULT_POLICY: PolicyConfig = Object.freeze({
     { tool: 'bash', danger: 'dangerous' as const, action: 'ask' as const, reason: 'the command is dangerous' },
   ],
   loopGuard: { threshold: 3, action: 'deny' as const },
-}) as PolicyConfig;
+});

@@ -86,7 +86,7 @@ export function policyMiddleware(policy: Policy, options: PolicyMiddlewareOption
             allowedDecisions: ['approve', 'edit', 'reject'],
           })),
         };
-        const response = interrupt(request) as { decisions?: PolicyReviewDecision[] } | undefined;
+        const response = interrupt<typeof request, { decisions?: PolicyReviewDecision[] } | undefined>(request);
         const decisions = response?.decisions;
         if (!Array.isArray(decisions) || decisions.length !== reviews.length) {
           throw new Error(

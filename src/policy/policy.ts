@@ -183,6 +183,7 @@ export async function loadPolicyFile(file: string, options: PolicyOptions = {}):
   } catch (err) {
     throw new Error(
       `Cannot read the policy file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}. Check the path given to --policy.`,
+      { cause: err },
     );
   }
   return new Policy(parsePolicyText(text, file), options);

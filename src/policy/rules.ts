@@ -4,7 +4,7 @@
  */
 import { ALL_PERMISSIONS } from '../permissions.js';
 import { patternProblem } from './glob.js';
-import { POLICY_ACTIONS, type PolicyConfig, type PolicyRule } from './types.js';
+import { POLICY_ACTIONS, type PolicyConfig } from './types.js';
 
 const DANGER_LEVELS = ['safe', 'moderate', 'dangerous'];
 const RULE_KEYS = ['tool', 'permission', 'danger', 'pattern', 'outsideWorkspace', 'action', 'reason'];

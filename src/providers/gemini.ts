@@ -27,7 +27,7 @@ export function mergeFunctionResponses(contents: Content[]): Content[] {
   for (const content of contents) {
     const prev = out[out.length - 1];
     if (onlyResponses(content) && onlyResponses(prev))
-      out[out.length - 1] = { ...prev, parts: [...prev!.parts!, ...content.parts!] };
+      out[out.length - 1] = { ...prev, parts: [...prev.parts!, ...content.parts!] };
     else out.push(content);
   }
   return out;

@@ -49,11 +49,10 @@ function joinParts(node: Node, gap: (raw: string) => WordValue): WordValue {
   const base = node.startIndex;
   let text = '';
   let dynamic = false;
-  let at = 0;
   const quoted = node.type !== 'concatenation';
   const start = quoted ? node.text.indexOf('"') + 1 : 0;
   const end = quoted ? src.length - 1 : src.length;
-  at = start;
+  let at = start;
   for (const child of node.children) {
     if (!child || !child.isNamed) continue;
     const from = child.startIndex - base;

@@ -5,7 +5,6 @@
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, promises as fs, type WriteStream } from 'node:fs';
-import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';

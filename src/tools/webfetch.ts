@@ -147,6 +147,8 @@ export const WebfetchTool = Tool.define(
           });
           return scrubResult(await fetchAndConvert(start, format, timeoutSeconds, policy, quiet), secrets);
         } catch (err) {
+          // No `cause`: the original error still carries the URL's credentials this message scrubs.
+          // eslint-disable-next-line preserve-caught-error
           throw new Error(scrubText(err instanceof Error ? err.message : String(err), secrets));
         }
       },
@@ -597,7 +599,9 @@ function checkTimeout(timeout: number | undefined): number {
 
 /** The user and password parts of a URL (raw and decoded), to scrub from whatever is shown. */
 function credentialsIn(raw: unknown): string[] {
-  const m = /^\s*[a-z][a-z0-9+.-]*:\/\/([^/?#\s]*)@/i.exec(String(raw ?? ''));
+  const m = /^\s*[a-z][a-z0-9+.-]*:\/\/([^/?#\s]*)@/i.exec(
+    typeof raw === 'string' ? raw : raw instanceof URL ? raw.href : '',
+  );
   if (!m) return [];
   const out = new Set<string>();
   for (const part of m[1].split(':')) {
