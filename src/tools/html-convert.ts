@@ -17,6 +17,12 @@ export const MAX_CONVERT_WORKERS = 2;
 const WORKER_LIMITS = { maxOldGenerationSizeMb: 512, stackSizeMb: 8 };
 
 /** Thrown when a conversion ran out of time (`MAX_CONVERT_MS` or the caller's). */
+/**
+ * The host's Node flags, less those a worker file cannot take: a worker inherits `process.execArgv`,
+ * and `--input-type` (a host started as `node --input-type=module -e ...`) makes starting it throw.
+ */
+const WORKER_EXEC_ARGV = process.execArgv.filter((a) => !a.startsWith('--input-type') && a !== '-e' && a !== '--eval');
+
 export class ConvertTimeoutError extends Error {}
 
 /** What to convert. */
@@ -65,7 +71,10 @@ class ConverterPool {
         continue;
       }
       this.running++;
-      this.start(job, this.idle.pop() ?? new Worker(WORKER_URL, { resourceLimits: WORKER_LIMITS }));
+      this.start(
+        job,
+        this.idle.pop() ?? new Worker(WORKER_URL, { resourceLimits: WORKER_LIMITS, execArgv: WORKER_EXEC_ARGV }),
+      );
     }
   }
 
