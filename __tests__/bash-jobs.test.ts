@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { execFile, spawn } from 'node:child_process';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { createAgent } from 'langchain';
@@ -139,24 +139,74 @@ describe('background bash jobs', () => {
   });
 
   it(`keeps at most MAX_JOB_UNREAD_CHARS (${MAX_JOB_UNREAD_CHARS}) unread characters and points to the full log`, async () => {
-    const { registry, tools } = await setup();
+    const outputDir = path.join(dir, 'outputs');
+    const registry = registerBuiltinTools(createRegistry({ truncate: { outputDir } }));
+    const tools = await registry.tools({ ids: [...JOB_TOOLS, 'read'], initCtx: { workspaceRoot: dir } });
     const total = MAX_JOB_UNREAD_CHARS + 1000;
-    const marker = path.join(dir, 'printed');
-    const { id } = await start(tools, `head -c ${total} /dev/zero | tr '\\0' x; touch ${marker}`);
-    // Read only once everything was printed, so the unread buffer had to hold all of it.
-    while (!(await stat(marker).catch(() => undefined))) await new Promise((r) => setTimeout(r, 20));
+    const { id } = await start(tools, `head -c ${total} /dev/zero | tr '\\0' x`);
+    // Read only once the job's log holds everything: the log is written as output is taken in, so
+    // the unread buffer has had to hold all of it (waiting on the child alone races the pipe).
+    const log = path.join(outputDir, (await waitFor(() => logOf(outputDir, id)))!);
+    await waitFor(async () => ((await stat(log)).size === total ? true : undefined));
     const res = await readUntil(tools, id, (_all, m) => m.status === 'exited');
     const meta = res.last.result.metadata as JobMetadata;
+    expect(meta.logPath).toBe(log);
     expect(meta.outputChars).toBe(total);
     expect(meta.droppedChars).toBe(1000);
     expect(res.last.content).toContain(
-      `[1000 earlier characters were not read in time and were dropped here; the full output is in ${meta.logPath} (read it with the read tool).]`,
+      `[1000 earlier characters were not read in time and were dropped here; the full output is in ${log} (read it with the read tool).]`,
     );
     expect(res.last.content).toContain('x'.repeat(MAX_JOB_UNREAD_CHARS));
-    expect((await readFile(meta.logPath!, 'utf8')).length).toBe(total);
+    expect(res.last.content).not.toContain('x'.repeat(MAX_JOB_UNREAD_CHARS + 1));
+    // What the note promises: the read tool of this registry opens the log; the file is this user's only.
+    expect((await stat(log)).mode & 0o777).toBe(0o600);
+    const read = await callTool(tools, 'read', { filePath: log });
+    expect(read.status).toBe('success');
+    expect(read.content).toContain('x'.repeat(100));
+    expect((await readFile(log, 'utf8')).length).toBe(total);
     await registry.dispose();
   });
+
+  it('reports "exited" only once everything the job printed is readable', async () => {
+    const { registry, tools } = await setup();
+    for (let i = 0; i < 5; i++) {
+      const { id } = await start(tools, `seq 1 2000${i}`);
+      const res = await readUntil(tools, id, (_all, m) => m.status === 'exited');
+      const lines = res.all.split('\n').filter((l) => /^\d+$/.test(l));
+      expect(lines.at(-1)).toBe(`2000${i}`);
+    }
+    await registry.dispose();
+  });
+
+  it("keeps a job's log out of reach of other registries", async () => {
+    const a = await setup();
+    const { id } = await start(a.tools, 'echo secret-job-output');
+    const res = await readUntil(a.tools, id, (_all, m) => m.status === 'exited');
+    const log = (res.last.result.metadata as JobMetadata).logPath!;
+    expect(await readFile(log, 'utf8')).toBe('secret-job-output\n');
+    const other = registerBuiltinTools(createRegistry());
+    const otherTools = await other.tools({ ids: ['read'], initCtx: { workspaceRoot: dir } });
+    const denied = await callTool(otherTools, 'read', { filePath: log });
+    expect(denied.status).toBe('error');
+    expect(denied.content).not.toContain('secret-job-output');
+    await a.registry.dispose();
+  });
 });
+
+/** The file name of job `id`'s log in `outputDir`, once it exists. */
+async function logOf(outputDir: string, id: string): Promise<string | undefined> {
+  const names = await readdir(outputDir).catch(() => [] as string[]);
+  return names.find((n) => n.startsWith(`bash-job-${id}-`));
+}
+
+/** Polls `probe` until it gives a value (the job's progress is observed, not timed). */
+async function waitFor<T>(probe: () => Promise<T | undefined>): Promise<T> {
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 describe('jobs do not outlive the host process', () => {
   beforeAll(() => ensureDist(), 180_000);

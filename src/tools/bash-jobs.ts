@@ -5,13 +5,12 @@
  * host process's exit kill every job's whole process group.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
-import path from 'node:path';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
-import { toolOutputDir } from '../workspace.js';
+import type { OutputStore } from '../output-store.js';
 import { descriptionBeside } from '../description.js';
 import { groupAlive, killProcessGroup, signalGroup } from './process-group.js';
 
@@ -63,6 +62,7 @@ export class BackgroundJob {
     readonly command: string,
     readonly sessionID: string,
     private readonly child: ChildProcess,
+    private readonly outputs: OutputStore,
   ) {
     const streams = [child.stdout!, child.stderr!];
     const decoders = streams.map(() => new StringDecoder('utf8'));
@@ -80,10 +80,11 @@ export class BackgroundJob {
         resolve();
       });
       child.once('exit', (code, signal) => {
-        this.finish(code, signal);
         // Output still in the pipes arrives before they close; a daemon holding them open is not waited for.
+        // The job reads as ended only once its output is collected, so "exited" means nothing more will come.
         void Promise.race([pipesClosed, delay(200)]).then(() => {
           for (let i = 0; i < streams.length; i++) this.take(decoders[i].end());
+          this.finish(code, signal);
           resolve();
         });
       });
@@ -154,10 +155,10 @@ export class BackgroundJob {
     if (this.logBytes >= MAX_JOB_LOG_BYTES) return;
     if (!this.log) {
       try {
-        const dir = toolOutputDir();
-        mkdirSync(dir, { recursive: true });
-        this.logPath = path.join(dir, `bash-job-${this.id}.log`);
-        this.log = createWriteStream(this.logPath, { mode: 0o600 });
+        // The registry's private output directory (0700, owner-checked), a new 0600 file never opened through a symlink.
+        const { fd, file } = this.outputs.createSync(`bash-job-${this.id}`);
+        this.logPath = file;
+        this.log = createWriteStream('', { fd });
         this.log.on('error', () => (this.logBytes = MAX_JOB_LOG_BYTES));
       } catch {
         this.logBytes = MAX_JOB_LOG_BYTES;
@@ -177,7 +178,7 @@ export class BackgroundJob {
     liveJobs.delete(this);
     // Leftover members of the group (a daemon the job started) are still ended on dispose/exit.
     if (this.pid !== null && groupAlive(this.pid)) liveJobs.add(this);
-    void this.done.then(() => this.log?.end());
+    this.log?.end();
   }
 }
 
@@ -192,6 +193,8 @@ export class JobTable {
     cwd: string;
     env: NodeJS.ProcessEnv;
     sessionID: string;
+    /** The registry's private store, where the job's full log goes. */
+    outputs: OutputStore;
   }): BackgroundJob {
     const running = [...this.jobs.values()].filter((j) => j.status === 'running');
     if (running.length >= MAX_RUNNING_JOBS) {
@@ -208,7 +211,7 @@ export class JobTable {
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const job = new BackgroundJob(id, opts.command, opts.sessionID, child);
+    const job = new BackgroundJob(id, opts.command, opts.sessionID, child, opts.outputs);
     this.jobs.set(id, job);
     liveJobs.add(job);
     installExitHandlers();

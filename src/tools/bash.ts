@@ -145,6 +145,7 @@ export const BashTool = Tool.define<typeof parameters, BashMetadata>(
             cwd,
             env: { ...process.env, ...NON_INTERACTIVE_ENV },
             sessionID: ctx.sessionID,
+            outputs,
           });
           return backgroundResult(job, title, ws.display(cwd), danger, args.timeout);
         }
