@@ -146,7 +146,7 @@ describe('background bash jobs', () => {
     const { id } = await start(tools, `head -c ${total} /dev/zero | tr '\\0' x`);
     // Read only once the job's log holds everything: the log is written as output is taken in, so
     // the unread buffer has had to hold all of it (waiting on the child alone races the pipe).
-    const log = path.join(outputDir, (await waitFor(() => logOf(outputDir, id)))!);
+    const log = path.join(outputDir, await waitFor(() => logOf(outputDir, id)));
     await waitFor(async () => ((await stat(log)).size === total ? true : undefined));
     const res = await readUntil(tools, id, (_all, m) => m.status === 'exited');
     const meta = res.last.result.metadata as JobMetadata;

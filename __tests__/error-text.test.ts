@@ -85,6 +85,31 @@ describe('one error text everywhere', () => {
     expect(far.content).toContain('`zzzzzz` is not a parameter of read. Its parameters: filePath, offset, limit.');
   });
 
+  it('an otherwise valid call with an extra key is refused, not run with the key dropped', async () => {
+    // `limt` would be dropped by zod and read the whole file instead of 1 line: the model must learn it.
+    await writeFile(`${ws.dir}/two.txt`, 'one\ntwo\n');
+    const args = { filePath: 'two.txt', limt: 1 };
+    const message = await viaLangChain('read', args);
+    expect(message.status).toBe('error');
+    expect(message.content).toBe(
+      'Invalid arguments for tool "read":\n- `limt` is not a parameter of read — did you mean `limit`?\n' +
+        "Rewrite the input so it satisfies the tool's schema, then call the tool again.",
+    );
+    expect(message.content).not.toContain('two\n');
+    const mcp = await viaMcp('read', args);
+    expect(mcp).toEqual({ isError: true, text: message.content });
+    const cli = await toolbelt(['run', 'read', JSON.stringify(args), '--workspace', ws.dir]);
+    expect(cli.code).toBe(1);
+    expect(cli.stderr.trim()).toBe(message.content);
+    // With no close parameter the sentence lists them; the same call without the key runs.
+    const far = await viaLangChain('read', { filePath: 'two.txt', zzzzzz: true });
+    expect(far.content).toContain('`zzzzzz` is not a parameter of read. Its parameters: filePath, offset, limit.');
+    const ok = await viaLangChain('read', { filePath: 'two.txt', limit: 1 });
+    expect(ok.status).toBe('success');
+    expect(ok.content).toContain('one');
+    expect(ok.content).not.toContain('two\n');
+  }, 60_000);
+
   it('task without sub-agents: the MCP client gets the same sentence as the model, not only the error code', async () => {
     const args = { description: 'look around', prompt: 'Find the config', subagent_type: 'explorer' };
     const message = await viaLangChain('task', args);

@@ -80,6 +80,31 @@ describe('pipeline: order of updates', () => {
     expect(bad).toMatchObject({ status: 'error', success: false });
     expect(bad.error).toMatch(/- n: .*expected number[\s\S]*Rewrite the input/i);
   });
+
+  it('refuses keys a plain object schema lacks; a loose object schema passes them to the tool', async () => {
+    const strictish = Tool.define('plain', {
+      description: 'plain object',
+      parameters: z.object({ limit: z.number().optional() }),
+      async execute(args) {
+        return { title: 't', metadata: {}, output: JSON.stringify(args) };
+      },
+    });
+    const loose = Tool.define('loose', {
+      description: 'loose object',
+      parameters: z.looseObject({ limit: z.number().optional() }),
+      async execute(args) {
+        return { title: 't', metadata: {}, output: JSON.stringify(args) };
+      },
+    });
+    const r = createRegistry()
+      .register(strictish, { permissions: { required: [] } })
+      .register(loose, { permissions: { required: [] } });
+    const refused = await r.execute('plain', { limt: 2 });
+    expect(refused.status).toBe('error');
+    expect(refused.error).toContain('`limt` is not a parameter of plain — did you mean `limit`?');
+    expect((await r.execute('plain', { limit: 2 })).result.output).toBe('{"limit":2}');
+    expect((await r.execute('loose', { limt: 2 })).result.output).toBe('{"limt":2}');
+  });
 });
 
 describe('pipeline: stopping a call', () => {

@@ -27,17 +27,28 @@ export function parseArguments(toolId: string, schema: z.ZodType, args: unknown)
     if (parsed !== undefined && typeof parsed === 'object') input = parsed;
   }
   const first = schema.safeParse(input);
-  if (first.success) return first.data;
+  if (first.success) return refuseUnknownKeys(toolId, schema, input, first.data);
   let issues = first.error.issues;
   for (let round = 0; round < MAX_COERCION_ROUNDS; round++) {
     const repaired = repair(input, issues);
     if (repaired === undefined) break;
     input = repaired;
     const again = schema.safeParse(input);
-    if (again.success) return again.data;
+    if (again.success) return refuseUnknownKeys(toolId, schema, input, again.data);
     issues = again.error.issues;
   }
   throw new ToolInputError(formatIssues(toolId, first.error.issues, unknownKeyHints(toolId, schema, input)));
+}
+
+/**
+ * A call that is valid except for keys the tool does not have is refused, not run with them
+ * dropped: `{ filePath, limt: 5 }` would otherwise read the whole file when the model asked for
+ * five lines. The error names each unknown key and the nearest parameter.
+ */
+function refuseUnknownKeys(toolId: string, schema: z.ZodType, input: unknown, data: unknown): unknown {
+  const hints = unknownKeyHints(toolId, schema, input);
+  if (hints.length) throw new ToolInputError(formatIssues(toolId, [], hints));
+  return data;
 }
 
 /**
