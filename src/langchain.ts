@@ -4,17 +4,18 @@
  * the structured result, status `error` on failure); progress goes to `onToolResult`, to
  * `config.writer` (LangGraph's `streamMode: 'custom'`) and to callback handlers (`streamEvents`).
  */
-import { DynamicStructuredTool } from '@langchain/core/tools';
-import { ToolMessage } from '@langchain/core/messages';
 import {
-  CallbackManager,
-  parseCallbackConfigArg,
-  type CallbackManagerForToolRun,
-  type Callbacks,
-} from '@langchain/core/callbacks/manager';
-import type { RunnableConfig } from '@langchain/core/runnables';
+  DynamicStructuredTool,
+  type StructuredToolCallInput,
+  type ToolReturnType,
+  type ToolRunnableConfig,
+} from '@langchain/core/tools';
+import { ToolMessage } from '@langchain/core/messages';
+import { CallbackManager, type CallbackManagerForToolRun } from '@langchain/core/callbacks/manager';
+import { ensureConfig, mergeConfigs } from '@langchain/core/runnables';
 import type { Tool } from './tool.js';
 import { providerJsonSchema } from './schema/index.js';
+import type { JsonSchema } from './schema/portable.js';
 import { runCall, type PipelineHost } from './pipeline/call.js';
 import type { OnToolResult, ToolFinalUpdate, ToolUpdate } from './pipeline/types.js';
 import { resultText } from './result-text.js';
@@ -50,8 +51,19 @@ function isToolCall(x: unknown): x is ToolCallLike {
   return !!x && typeof x === 'object' && (x as { type?: unknown }).type === 'tool_call';
 }
 
-/** A DynamicStructuredTool that runs a toolbelt tool through the shared pipeline. */
-export class ToolbeltTool extends DynamicStructuredTool {
+/** What the adapter's `func` returns: the model's text and the structured result (the artifact). */
+type ContentAndArtifact = [string, Tool.Result];
+
+/**
+ * A DynamicStructuredTool that runs a toolbelt tool through the shared pipeline.
+ *
+ * `invoke` (the Runnable method LangGraph's ToolNode and `createAgent` call) is overridden, not the
+ * deprecated `call`: the base `call` validates against the JSON Schema before anything runs and
+ * throws `ToolInputParsingException`, where the pipeline first repairs weak models' arguments and
+ * turns what is still invalid into a ToolMessage the model can act on. The deprecated `call` keeps
+ * the base behaviour (strict validation, then `func`).
+ */
+export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unknown, ContentAndArtifact> {
   /** The structured result rides on `ToolMessage.artifact`. */
   override responseFormat = 'content_and_artifact' as const;
   /** `onToolResult`, when given; computed once, not per call. */
@@ -67,51 +79,54 @@ export class ToolbeltTool extends DynamicStructuredTool {
       description: tool.description,
       // Providers see the portable JSON Schema (src/schema/); validation itself happens in the
       // pipeline, against the zod schema, so that bad input becomes an actionable ToolMessage.
-      schema: providerJsonSchema(tool, { strict: options.strict }) as never,
-      func: async (input: unknown) => {
-        const final = await this.run(input, {});
-        return [resultText(final), final.result] as never;
+      schema: providerJsonSchema(tool, { strict: options.strict }),
+      func: async (input, runManager, config) => {
+        const final = await this.run(input, { signal: config?.signal, runManager });
+        return [resultText(final), final.result];
       },
     });
     this.baseListeners = options.onToolResult ? [options.onToolResult] : [];
   }
 
-  /** Runs one call; used by `invoke` (with a ToolCall or plain arguments). */
-  override async call(arg: unknown, configArg?: Callbacks | RunnableConfig, tags?: string[]): Promise<never> {
-    const config = parseCallbackConfigArg(configArg) as RunnableConfig & {
-      toolCall?: ToolCallLike;
+  /**
+   * Runs one call. With a ToolCall (or `config.toolCall`) the answer is a ToolMessage (status
+   * `error` on failure, never a throw); with plain arguments it is the text the model would read.
+   */
+  override async invoke<
+    TInput extends StructuredToolCallInput<JsonSchema, unknown>,
+    TConfig extends ToolRunnableConfig | undefined,
+  >(input: TInput, config?: TConfig): Promise<ToolReturnType<TInput, TConfig, ContentAndArtifact>> {
+    const merged = ensureConfig(mergeConfigs(this.defaultConfig, config)) as ToolRunnableConfig & {
       writer?: (chunk: unknown) => void;
     };
-    const toolCall = isToolCall(arg) ? arg : config.toolCall;
-    const input = isToolCall(arg) ? arg.args : arg;
+    const toolCall = isToolCall(input) ? input : (merged.toolCall as ToolCallLike | undefined);
+    const args = isToolCall(input) ? input.args : input;
     const toolCallId = toolCall?.id;
     const callbackManager = CallbackManager.configure(
-      config.callbacks,
+      merged.callbacks,
       this.callbacks,
-      config.tags || tags,
+      merged.tags,
       this.tags,
-      config.metadata,
+      merged.metadata,
       this.metadata,
-      {
-        verbose: this.verbose,
-      },
+      { verbose: this.verbose },
     );
     const runManager = await callbackManager?.handleToolStart(
       this.toJSON(),
-      input && typeof input === 'object' && !Array.isArray(input)
-        ? (input as Record<string, unknown>)
-        : JSON.stringify(input ?? null),
-      config.runId,
+      args && typeof args === 'object' && !Array.isArray(args)
+        ? (args as Record<string, unknown>)
+        : JSON.stringify(args ?? null),
+      merged.runId,
       undefined,
       undefined,
       undefined,
-      config.runName ?? this.name,
+      merged.runName ?? this.name,
       toolCallId,
     );
-    const final = await this.run(input, {
+    const final = await this.run(args, {
       callID: toolCallId,
-      signal: config.signal,
-      writer: config.writer,
+      signal: merged.signal,
+      writer: merged.writer,
       runManager,
     });
     const content = resultText(final);
@@ -126,7 +141,8 @@ export class ToolbeltTool extends DynamicStructuredTool {
       : content;
     if (final.success) await runManager?.handleToolEnd(output);
     else await runManager?.handleToolError(new Error(final.error));
-    return output as never;
+    // The conditional return type follows the input's shape, which TypeScript cannot narrow here.
+    return output as ToolReturnType<TInput, TConfig, ContentAndArtifact>;
   }
 
   private run(
