@@ -3,6 +3,7 @@
  * checking first that the provider is known, its package installed and its API key set; and turning
  * a failed model call (bad key, rate limit, server error, network failure) into one sentence that
  * says what to check. `.env` in the working directory is read first (`loadDotEnv`).
+ * Must not hold CLI flags or agent loops: it only turns a spec into a model (or a clear error).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';

@@ -3,6 +3,7 @@
  * printing each tool call, its streamed progress and its result as they happen. Offline by default
  * (a scripted `fakeModel()`); with `TOOLBELT_MODEL=provider:model` (and the provider's key) in the
  * environment or in `.env`, the same task runs against that model.
+ * Must not be imported by the package: it is a script (npm run demo), not API.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';

@@ -1,4 +1,7 @@
-/** External `.txt` tool descriptions and their `${...}` templating. */
+/**
+ * External `.txt` tool descriptions and their `${...}` templating.
+ * Must not read tools or registries: text in, text out (plus the file read).
+ */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,4 +1,7 @@
-/** Whether a module is the process's entry point, shared by the CLI and the demo. */
+/**
+ * Whether a module is the process's entry point, shared by the CLI and the demo.
+ * Must not hold anything but that check.
+ */
 import { realpath } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 

@@ -1,4 +1,7 @@
-/** Public exports of agent-toolbelt. */
+/**
+ * Public exports of agent-toolbelt.
+ * Must not define anything: it only re-exports what the docs teach (pinned by __tests__/public-api.txt).
+ */
 export { Tool } from './tool.js';
 export {
   ToolRegistry,

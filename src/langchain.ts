@@ -3,6 +3,7 @@
  * the shared pipeline. Invoked with a ToolCall it returns a ToolMessage (content = output, artifact =
  * the structured result, status `error` on failure); progress goes to `onToolResult`, to
  * `config.writer` (LangGraph's `streamMode: 'custom'`) and to callback handlers (`streamEvents`).
+ * Must not validate, time out or cap: those are the pipeline's; this file only adapts LangChain's calling convention.
  */
 import {
   DynamicStructuredTool,

@@ -1,4 +1,7 @@
-/** Permission tags a tool declares and a host grants, and filtering by them. */
+/**
+ * Permission tags a tool declares and a host grants, and filtering by them.
+ * Must not know about tools or registries beyond the permission shapes.
+ */
 
 /**
  * What a tool may do: read files, write files, execute programs, reach the network, keep notes in

@@ -2,6 +2,8 @@
  * The registry: tools with their permissions and descriptions, filtering by a grant, the shared
  * limits (concurrency, timeout, output caps), statistics and events. `ToolRegistry` is the default
  * instance; `createRegistry()` makes isolated ones (one per agent or tenant).
+ * Must not run a call's steps itself (pipeline/) nor import src/mcp (tool sources are adopted, not imported).
+ * Over 400 lines: the registry's public API (registration, filtering, tools(), execute(), stats, events) in one class.
  */
 import { randomUUID } from 'node:crypto';
 import type { StructuredToolInterface } from '@langchain/core/tools';

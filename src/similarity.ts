@@ -1,4 +1,7 @@
-/** Edit distance, shared by edit's fuzzy matcher and read's "did you mean" suggestions. */
+/**
+ * Edit distance, shared by edit's fuzzy matcher and read's "did you mean" suggestions.
+ * Must not hold matching policy (thresholds live with edit and read).
+ */
 
 /** The Levenshtein distance between `a` and `b` (one reused row: O(|b|) memory). */
 export function levenshtein(a: string, b: string): number {

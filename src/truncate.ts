@@ -1,6 +1,7 @@
 /**
  * Output caps. Output over the cap is cut to what fits, and the full text is written to a file the
  * model can read with the read tool (the output directory is a read-only root of every workspace).
+ * Must not know which tool produced the output.
  */
 import { OutputStore } from './output-store.js';
 import { standaloneTenant } from './tenant.js';

@@ -1,6 +1,8 @@
 /**
  * The workspace sandbox: which paths a tool may touch. Every file tool, bash's workdir and the MCP
  * server resolve paths here and nowhere else.
+ * Must not hold tool-specific rules: each tool asks it, none re-implements it.
+ * Over 400 lines: the sandbox, atomic writes, locks and the read tracker share path identity and must change together.
  */
 import { promises as fs, constants as fsConstants, lstatSync, realpathSync } from 'node:fs';
 import path from 'node:path';

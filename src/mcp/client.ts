@@ -3,6 +3,7 @@
  * registry. Each server's tools become ordinary registry entries (`server__tool`) whose calls go
  * through the shared pipeline, so permissions, streaming, output caps and statistics apply to
  * them exactly as to built-in tools.
+ * Must not speak the protocol itself: connection.ts and transport.ts do; this file plans and registers.
  */
 import type { ToolRegistryImpl } from '../registry.js';
 import { resolveServerConfig } from './config.js';

@@ -5,6 +5,7 @@
  * - Claude Desktop / Cursor: `{ "mcpServers": { "<name>": { "command", "args", "env" } | { "url" } } }`
  * - VS Code: `{ "servers": { "<name>": { "type": "stdio" | "http" | "sse", ... } } }`
  * A bad entry fails alone (an error naming the server and the field); the others still connect.
+ * Must not connect to anything: parsing and validation only.
  */
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';

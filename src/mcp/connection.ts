@@ -2,6 +2,7 @@
  * One MCP server's connection, owned by the registry its tools are registered in: `connect`,
  * `close`, `status`, `tools` and events. It keeps exactly one set of the server's tools
  * registered — across reconnects and `tools/list_changed` — under stable ids.
+ * Must not choose transports (transport.ts) or map tools (import.ts).
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Client as SdkClient } from '@modelcontextprotocol/sdk/client/index.js';

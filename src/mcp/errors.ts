@@ -1,4 +1,7 @@
-/** Error text shared by the MCP modules. */
+/**
+ * Error text shared by the MCP modules.
+ * Must not hold behaviour beyond wording errors.
+ */
 
 /**
  * An error's message without the SDK's `MCP error -32000: ` prefix; a failed fetch says what

@@ -2,6 +2,7 @@
  * Serving a registry over Streamable HTTP, with the MCP spec's security requirements: loopback by
  * default, `Host` and `Origin` validation against DNS rebinding (403), and bearer-token auth (401)
  * that is required off loopback. Stateful (one session per client, `Mcp-Session-Id`) or stateless.
+ * Must not decide what a connection lists or runs: that is server.ts' createMcpServer.
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';

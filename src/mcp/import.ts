@@ -1,6 +1,7 @@
 /**
  * Tool import: how a tool an MCP server lists becomes a registry entry — its id, permissions,
  * schema and description — and how its `tools/call` result becomes a `Tool.Result`.
+ * Must not hold connection state: one listed tool in, one registry entry out.
  */
 import { z } from 'zod';
 import { Tool } from '../tool.js';

@@ -1,6 +1,7 @@
 /**
  * The MCP entry points as the package exports them: thin async wrappers that load the MCP SDK on
  * first use, so `import 'agent-toolbelt'` does not load it for hosts that never speak MCP.
+ * Must not import the MCP SDK statically: hosts without MCP pay nothing for it.
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { ToolRegistryImpl } from '../registry.js';

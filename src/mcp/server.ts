@@ -3,6 +3,7 @@
  * JSON Schemas and permission-derived annotations, and every call goes through `registry.execute`
  * (the shared pipeline). One MCP connection is one agent session: its calls share `ctx.sessionID`,
  * so read-then-edit works across calls.
+ * Must not own transports or process lifetime: serve.ts and http-server.ts do.
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';

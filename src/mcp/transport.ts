@@ -1,6 +1,7 @@
 /**
  * Transport selection: a stdio child process, Streamable HTTP, or the legacy HTTP+SSE transport
  * when a server answers Streamable HTTP's POST with 400/404/405 (the SDK's documented fallback).
+ * Must not know about tools or registries.
  */
 import type { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

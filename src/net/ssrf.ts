@@ -8,6 +8,8 @@
  *   with another);
  * - literal IP hosts before any socket exists (Node skips `lookup` for them).
  * Redirects are the caller's job: each hop goes through `guardedGet` again.
+ * Must not know about tools: any code that connects out asks it, and nothing else decides reachability.
+ * Over 400 lines: address policy and the guarded connection must be read together to audit.
  */
 import http from 'node:http';
 import https from 'node:https';

@@ -4,6 +4,7 @@
  * that the number of function response parts is equal to the number of function call parts of the
  * function call turn." This merges consecutive function-response contents into one, as the API
  * documents for parallel function calling, just before each request leaves the class.
+ * Must not change anything else in a request; remove it when the package fixes the bug.
  */
 
 interface Content {

@@ -1,6 +1,7 @@
 /**
  * The JSON Schema a tool's parameters are sent to model providers as: one place that decides it,
  * used by the LangChain adapter (and so by every provider class), the demo and the CLI.
+ * Must not hold conversion rules: portable.ts, strict.ts and zod.ts do.
  */
 import type { z } from 'zod';
 import { portableJsonSchema, type JsonSchema } from './portable.js';

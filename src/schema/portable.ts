@@ -4,6 +4,7 @@
  * Messages and Gemini `functionDeclarations[].parameters` (the narrowest: a subset of OpenAPI 3.0).
  * What cannot be kept is dropped; what a model still needs to know (a constant, a format, integer
  * enum values) moves into the description. docs/providers.md lists each rule and why.
+ * Must not know about zod or tools: JSON Schema in, JSON Schema out.
  */
 
 /** A JSON Schema node, loosely typed: imported schemas can hold anything. */

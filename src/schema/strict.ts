@@ -3,6 +3,7 @@
  * properties as required and sets `additionalProperties: false`; a field the tool treats as
  * optional becomes required-but-nullable, and the pipeline's argument repair turns the `null` the
  * model then sends back into "absent" before validation. Keywords strict mode refuses are dropped.
+ * Must not apply provider-independent rules (portable.ts does).
  */
 import type { JsonSchema } from './portable.js';
 

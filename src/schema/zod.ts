@@ -2,6 +2,7 @@
  * A tool's zod parameters as the JSON Schema every provider receives: zod's own conversion (input
  * side), then `portableJsonSchema`. A schema that cannot be converted fails here, once, with the
  * tool, the field and the fix, instead of later inside a provider class's `bindTools`.
+ * Must not know about providers beyond calling portableJsonSchema.
  */
 import { z } from 'zod';
 import { portableJsonSchema, type JsonSchema } from './portable.js';

@@ -2,6 +2,8 @@
  * bash: runs a shell command in the workspace. The command gets its own process group so that a
  * timeout or abort kills everything it started; output is streamed as progress and capped to a
  * head and a tail, with the full text kept in a file.
+ * Must not classify commands (bash-danger.ts) or pace progress (src/progress.ts).
+ * Over 400 lines: the process group, output accumulator and kill logic of one command run.
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, promises as fs, type WriteStream } from 'node:fs';

@@ -1,4 +1,7 @@
-/** current_time: the date and time now, in UTC and in an IANA time zone. */
+/**
+ * current_time: the date and time now, in UTC and in an IANA time zone.
+ * Must not touch the file system or network.
+ */
 import { z } from 'zod';
 import { Tool } from '../tool.js';
 import { descriptionBeside } from '../description.js';

@@ -1,6 +1,7 @@
 /**
  * delete: remove a file, a symbolic link (never its target) or, with `recursive: true`, a
  * directory and everything in it. Danger level `dangerous`: what it removes cannot be undone.
+ * Must not resolve paths itself: Workspace.resolveEntry does.
  */
 import { promises as fs, type Dirent } from 'node:fs';
 import path from 'node:path';

@@ -5,6 +5,7 @@
  * nor re-encodes 10 MB (and bytes outside the match are kept exactly, whatever they are).
  * Anything else (no exact match, an ambiguous one, CRLF line breaks to translate) returns
  * undefined and goes through the string path.
+ * Must not decide matching policy: edit.ts picks this path only for exact matches.
  */
 import { DIFF_CONTEXT_LINES, contextWindow, diffOfReplacements, type DiffSummary, type Replacement } from '../diff.js';
 

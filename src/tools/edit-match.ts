@@ -5,6 +5,8 @@
  * never overrides an exact hit. Everything is linear-ish in the file size: lines are split and
  * normalised once per matcher, candidates are found by comparing the block's first line, and only
  * those windows are checked further (10 MB files match in tens of milliseconds).
+ * Must not read or write files: strings in, match ranges out.
+ * Over 400 lines: the matcher cascade is one ordered list, read top to bottom.
  */
 import { levenshteinRatio } from '../similarity.js';
 

@@ -2,6 +2,7 @@
  * edit: replace text in a file. Exact match first, then the tolerant cascade of edit-match.ts;
  * serialised per file, checked against the session's last read, written atomically, CRLF and BOM
  * kept. The unified diff goes to metadata, a one-line summary to the model.
+ * Must not hold matchers (edit-match.ts) or diff code (src/diff.ts).
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';

@@ -1,6 +1,7 @@
 /**
  * file_info: whether a path exists and what it is (type, size, modification time, mode, and the
  * line count of a text file) without reading it into the conversation.
+ * Must not return file contents.
  */
 import { promises as fs, createReadStream, type Stats } from 'node:fs';
 import { z } from 'zod';

@@ -3,6 +3,7 @@
  * modified first, at most MAX_GLOB_RESULTS paths. Never walks or returns anything outside the
  * workspace: symlinks are not followed, and the pattern's fixed leading part is resolved through
  * the sandbox like any other path.
+ * Must not re-implement ignore rules or ordering (search-common.ts).
  */
 import fs, { promises as fsp, type Dirent } from 'node:fs';
 import path from 'node:path';

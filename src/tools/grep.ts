@@ -2,6 +2,7 @@
  * grep: search file contents with a regular expression. Uses ripgrep when an `rg` binary is on
  * PATH, else a JavaScript search with the same output: .gitignore respected, binary files skipped,
  * at most MAX_MATCHES matches grouped by file, newest files first, long lines cut.
+ * Must not hold backend or output code: grep-rg.ts, grep-js.ts and grep-results.ts do.
  */
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';

@@ -2,6 +2,7 @@
  * list: a directory as a tree, directories first, breadth-first up to a cap so the top levels are
  * always shown. Skips common build/dependency directories and .gitignored entries; symlinks are
  * shown but never followed.
+ * Must not re-implement ignore rules (search-common.ts).
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';

@@ -2,6 +2,7 @@
  * The memory directory the memory_* tools share: where it is, how a note's path is confined to it
  * (the workspace sandbox, with the memory root as its only root), and the `> Summary:` line that
  * serves as a note's index entry.
+ * Must not hold the tools themselves (memory.ts).
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';

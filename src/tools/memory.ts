@@ -2,6 +2,7 @@
  * memory_list / memory_read / memory_write / memory_patch / memory_append: Markdown notes an agent
  * keeps across sessions in its memory directory (see memory-store.ts). Every change is an atomic
  * write under the note's file lock, so concurrent appends from several agents all land.
+ * Must not decide where notes live or how paths are confined (memory-store.ts).
  */
 import { promises as fs, type Dirent } from 'node:fs';
 import path from 'node:path';

@@ -1,6 +1,7 @@
 /**
  * move: rename or move a file or directory inside the workspace. A symbolic link is moved as a
  * link (never followed); replacing an existing file needs `overwrite: true` and a fresh read of it.
+ * Must not resolve paths itself: Workspace.resolveEntry does.
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';

@@ -2,6 +2,7 @@
  * Reading from the end of a file (read's negative offset): find where the last N lines start by
  * reading backwards in blocks, and give that line its absolute number from a per-file line count
  * that is cached by the file's identity (device, inode, size, mtime, ctime, last bytes).
+ * Must not format output: read.ts does.
  */
 import { readSync } from 'node:fs';
 import type { BigIntStats } from 'node:fs';

@@ -1,6 +1,8 @@
 /**
  * read: a file's lines (streamed, numbered, capped), an image or PDF as an attachment, or a
  * directory's listing. Records the read for the stale-write check of write and edit.
+ * Must not hold reading-from-the-end (read-tail.ts) or byte formatting (src/format.ts).
+ * Over 400 lines: text, binary, attachment and directory reads share one resolution and record path.
  */
 import { promises as fs } from 'node:fs';
 import type { BigIntStats } from 'node:fs';

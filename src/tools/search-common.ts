@@ -2,6 +2,7 @@
  * What list, glob and grep share: .gitignore-style ignore rules (read once per directory, applied
  * while walking so ignored trees are never entered), the include-glob matcher, brace expansion,
  * newest-first ordering and throttled progress. Each mechanism lives here once.
+ * Must not hold one tool's behaviour: only what list, glob and grep all use.
  */
 import { promises as fs, statSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';

@@ -1,6 +1,7 @@
 /**
  * task: runs a named sub-agent (a real `createAgent` loop) on a prompt with a reduced toolset and
  * returns its final text. Sub-agents are configured in `initCtx.subagents`.
+ * Must not register tools: it asks the parent's registry for the sub-agent's set.
  */
 import { z } from 'zod';
 import { HumanMessage, AIMessage, type BaseMessage } from '@langchain/core/messages';

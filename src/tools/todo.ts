@@ -1,6 +1,7 @@
 /**
  * todowrite / todoread: a per-session task list the model keeps for itself. Both tools share one
  * store keyed by `ctx.sessionID`, so two sessions never see each other's lists.
+ * Must not keep lists in module state for registries that pass their own todoStore.
  */
 import { z } from 'zod';
 import { Tool } from '../tool.js';

@@ -3,6 +3,8 @@
  * HTML; other text types as text, images as attachments. Redirects are followed by hand (each hop
  * re-checked), the body is streamed under a byte cap that also bounds decompressed size, and one
  * deadline covers connect, headers and body.
+ * Must not decide which addresses are reachable: src/net/ssrf.ts does.
+ * Over 400 lines: the request, redirect, decoding and conversion steps of one fetch; the hardening helper moves conversion into a worker.
  */
 import type http from 'node:http';
 import { Readable, pipeline } from 'node:stream';

@@ -1,6 +1,7 @@
 /**
  * write: create or replace a whole file, atomically. Overwriting requires that this session read
  * the file and that it has not changed since; parent directories are created.
+ * Must not write files itself: atomicWriteFile (workspace.ts) does.
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
