@@ -29,7 +29,7 @@ export const DeleteTool = Tool.define(
     id: 'delete',
     permissions: { required: ['write'] },
     descriptionPath: descriptionBeside(import.meta.url, 'delete'),
-    danger: 'moderate',
+    danger: 'dangerous',
   },
   async (initCtx) => {
     const ws = await Workspace.fromInitContext(initCtx);
