@@ -278,12 +278,15 @@ describe('read: binary, attachments, directories, missing files', () => {
     const txt = (n: number) => Buffer.alloc(n, 0x61);
     // exactly 30% of 1000 bytes: still text
     await writeFile(path.join(dir, 'at30.txt'), Buffer.concat([ctl(300), txt(700)]));
-    await expect(run({ filePath: 'at30.txt' })).resolves.toBeDefined();
+    const at30 = await run({ filePath: 'at30.txt' });
+    expect(at30.output).toContain('a'.repeat(700));
+    expect(at30.metadata.totalLines).toBe(1);
     await writeFile(path.join(dir, 'over30.txt'), Buffer.concat([ctl(301), txt(699)]));
     await expect(run({ filePath: 'over30.txt' })).rejects.toThrow(/30% of its first 1000 bytes are not printable/);
     // control bytes after the sniffed prefix do not matter
     await writeFile(path.join(dir, 'late.txt'), Buffer.concat([txt(BINARY_SNIFF_BYTES), ctl(BINARY_SNIFF_BYTES)]));
-    await expect(run({ filePath: 'late.txt' })).resolves.toBeDefined();
+    const late = await run({ filePath: 'late.txt' });
+    expect(late.output).toContain('a'.repeat(100));
   });
 
   it('returns images and PDFs as base64 attachments, up to the size cap', async () => {

@@ -85,7 +85,8 @@ describe('write', () => {
   it('refuses a directory and content over the size limit (at and past the edge)', async () => {
     await expect(doWrite({ filePath: 'a/b', content: 'x' })).rejects.toThrow(/a\/b is a directory/);
     const edge = 'x'.repeat(MAX_WRITE_BYTES);
-    await expect(doWrite({ filePath: 'edge.bin.txt', content: edge })).resolves.toBeDefined();
+    await doWrite({ filePath: 'edge.bin.txt', content: edge });
+    expect((await stat(path.join(dir, 'edge.bin.txt'))).size).toBe(MAX_WRITE_BYTES);
     await expect(doWrite({ filePath: 'over.txt', content: edge + 'x' })).rejects.toThrow(
       /above the 52428800-byte limit/,
     );

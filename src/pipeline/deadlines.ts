@@ -52,6 +52,16 @@ export class DeadlineQueue {
     return entry;
   }
 
+  /**
+   * What the lane of duration `ms` holds (undefined once it is dropped): entries retained in
+   * memory, and whether its timer keeps the process alive. For diagnostics and tests.
+   */
+  lane(ms: number): { retained: number; timerHoldsProcess: boolean } | undefined {
+    const lane = this.lanes.get(ms);
+    if (!lane) return undefined;
+    return { retained: lane.entries.length - lane.head, timerHoldsProcess: lane.timer?.hasRef() ?? false };
+  }
+
   private arm(ms: number, lane: DeadlineLane): void {
     const next = lane.entries[lane.head];
     lane.timer = setTimeout(() => this.expire(ms, lane), Math.max(0, next.at - Date.now()));
