@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ensureDist, CLI, ROOT } from './dist.js';
 import { tempDir } from './helpers.js';
@@ -177,8 +177,10 @@ describe('toolbelt run', () => {
     const none = await toolbelt(['run', 'fx_change', '{"filePath":"notes.txt"}', ...base()], { env });
     expect(none.code).toBe(1);
     // a change on disk since the read is still caught across processes
-    await new Promise((r) => setTimeout(r, 20));
+    // (its mtime set a minute ahead, so the change shows however coarse the file system's clock is)
     await writeFile(path.join(ws.dir, 'notes.txt'), 'changed by someone else\n');
+    const later = new Date(Date.now() + 60_000);
+    await utimes(path.join(ws.dir, 'notes.txt'), later, later);
     const stale = await toolbelt(['run', 'fx_change', '{"filePath":"notes.txt"}', ...base(), '--session', 's1'], {
       env,
     });

@@ -46,3 +46,15 @@ export function recordClientConnections(): { addresses: string[]; stop: () => vo
   diagnosticsChannel.subscribe('net.client.socket', onSocket);
   return { addresses, stop: () => diagnosticsChannel.unsubscribe('net.client.socket', onSocket) };
 }
+
+/**
+ * Waits until `check()` holds, looking again every few milliseconds: for synchronising on an event
+ * a test cannot subscribe to (never a fixed sleep). Gives up with `what` after `limitMs`.
+ */
+export async function until(check: () => boolean, what: string, limitMs = 10_000): Promise<void> {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > limitMs) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ToolMessage } from '@langchain/core/messages';
 import { Tool, ToolRegistry, createRegistry, type ToolEvent, type ToolUpdate } from '../src/index.js';
-import { tempDir, makeCtx } from './helpers.js';
+import { tempDir, makeCtx, until } from './helpers.js';
 
 const echo = Tool.define('echo', {
   description: 'Echo text back',
@@ -395,7 +395,7 @@ describe('abort and timeout', () => {
       order.push('final');
       return res;
     });
-    await new Promise((res) => setTimeout(res, 20));
+    await until(() => events.includes('started'), 'the tool to start');
     order.push('abort');
     ctx.abortNow();
     const res = await p;
@@ -445,7 +445,7 @@ describe('abort and timeout', () => {
       { type: 'tool_call', id: 'tc1', name: 'sleep', args: { ms: 20_000 } },
       { signal: controller.signal },
     );
-    await new Promise((res) => setTimeout(res, 20));
+    await until(() => events.includes('started'), 'the tool to start');
     controller.abort();
     const msg = (await p) as ToolMessage;
     expect(msg.status).toBe('error');
@@ -471,7 +471,7 @@ describe('limits', () => {
     });
     const r = createRegistry({ concurrency: 3 }).register(t, { permissions: { required: [] } });
     const all = Array.from({ length: 10 }, () => r.execute('busy', {}, makeCtx()));
-    await new Promise((res) => setTimeout(res, 5));
+    await until(() => active === 3, 'three calls to run');
     expect(r.load()).toEqual({ running: 3, queued: 7 });
     const results = await Promise.all(all);
     expect(results.every((x) => x.success)).toBe(true);

@@ -7,7 +7,7 @@ import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { fakeModel } from '@langchain/core/testing';
 import { Tool, createRegistry, registerBuiltinTools, type ToolUpdate } from '../src/index.js';
 import { LLM_ASSIST_REQUIRED } from '../src/tools/task.js';
-import { tempDir, makeCtx } from './helpers.js';
+import { tempDir, makeCtx, until } from './helpers.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -169,13 +169,13 @@ describe('task', () => {
     const p = registry.execute('task', { description: 'd', prompt: 'p', subagent_type: 's' }, ctx, {
       subagents: { s: { model, permissions: ['read'] } },
     });
-    while (!order.includes('slow started')) await new Promise((res) => setTimeout(res, 5));
+    await until(() => order.includes('slow started'), "the sub-agent's tool to start");
     ctx.abortNow();
     const res = await p;
     order.push('task settled');
     expect(res.status).toBe('error');
     expect(res.error).toMatch(/aborted/);
-    await new Promise((res) => setTimeout(res, 20));
+    await until(() => order.includes('slow saw abort'), "the sub-agent's tool to see the abort");
     // Both the task and the sub-agent's running tool were stopped; neither ran to its end.
     expect(order.sort()).toEqual(['slow saw abort', 'slow started', 'task settled']);
   });
