@@ -3,7 +3,7 @@
  * The `toolbelt` command: list the tools, run one, serve them over MCP, or run an agent with them.
  * Output goes to stdout, progress and diagnostics to stderr. Exit codes: 0 ok, 1 the tool (or
  * agent) failed, 2 usage error (unknown command, flag, tool, bad JSON, bad model config).
- * This file only parses argv and dispatches: each command is its own module in src/cli/.
+ * Must not hold a command's logic (each is its own module in src/cli/): it parses argv, sets up and dispatches.
  */
 import { parseArgs } from 'node:util';
 import { isEntryPoint } from './entry.js';

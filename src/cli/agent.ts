@@ -1,6 +1,7 @@
 /**
  * `toolbelt agent "<task>"`: a LangChain createAgent loop with the registry's tools on one task.
  * Model loading, retries and error lines are chat-model.ts'; langchain is imported only here, lazily.
+ * Must not set up the registry (command.ts) or format progress lines (progress.ts).
  */
 import { UsageError, type Command, type Setup, type Values } from './command.js';
 import { progressLine } from './progress.js';

@@ -1,6 +1,7 @@
 /**
  * What every `toolbelt` command shares: the parsed flags, the registry set up from them, the usage error,
- * and the shape a command module exports. No command's own logic lives here.
+ * and the shape a command module exports.
+ * Must not hold any command's own logic: each command is its own module beside this one.
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';

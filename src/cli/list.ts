@@ -1,6 +1,6 @@
 /**
  * `toolbelt list`: the tools the permissions allow, as a table or JSON with input schemas.
- * Read-only: it initialises tools to describe them and never runs one.
+ * Must not run a tool: it only initialises tools to describe them.
  */
 import type { Command, Setup, Values } from './command.js';
 

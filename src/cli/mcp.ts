@@ -1,6 +1,6 @@
 /**
  * `toolbelt mcp`: serve the registry over MCP stdio or Streamable HTTP until a signal.
- * The server itself is src/mcp/server.ts' (loaded on first use); only flags and lifetime live here.
+ * Must not implement serving: that is src/mcp/server.ts' (loaded on first use); only flags and lifetime live here.
  */
 import { UsageError, type Command, type Setup, type Values } from './command.js';
 

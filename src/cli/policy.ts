@@ -2,6 +2,7 @@
  * `toolbelt policy`: `explain <tool> '<json args>'` prints the decision for a call and the rule that
  * made it; `check [FILE]` validates a policy file, naming the line and field of each problem;
  * `show` prints the policy in use (the file's, else the default). Nothing is run.
+ * Must not judge a call itself: decisions are Policy.decide's (policy/), file checks policy/rules.ts'.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';

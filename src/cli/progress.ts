@@ -1,6 +1,6 @@
 /**
  * How the CLI prints a progress update on stderr (`run` and `agent` share it).
- * Formatting only: nothing here writes to a stream.
+ * Must not write to a stream: run.ts and agent.ts print the line it formats.
  */
 import type { ToolUpdate } from '../pipeline/types.js';
 

@@ -1,6 +1,7 @@
 /**
  * `toolbelt run <tool>`: one call through the registry, progress to stderr, output to stdout.
  * Session persistence is session.ts'; the progress line format is progress.ts'.
+ * Must not run a call's steps itself: the call goes through registry.execute like every entry point.
  */
 import { randomUUID } from 'node:crypto';
 import { UsageError, unknownTool, type Command, type Setup, type Values } from './command.js';

@@ -1,6 +1,6 @@
 /**
  * `toolbelt run --session ID`: read-before-edit records that outlive the process, in a state file.
- * Only persistence lives here; the stale-write rules are workspace.ts' read tracker.
+ * Must not decide what is stale: that is the read tracker's (read-tracker.ts); only persistence lives here.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile, rename } from 'node:fs/promises';

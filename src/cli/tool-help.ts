@@ -1,4 +1,7 @@
-/** `toolbelt run <tool> --help`: the tool's description, its parameters and an example call. */
+/**
+ * `toolbelt run <tool> --help`: the tool's description, its parameters and an example call.
+ * Must not run the tool: it initialises it through the registry to describe it, as list.ts does.
+ */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
