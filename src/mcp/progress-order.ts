@@ -1,4 +1,7 @@
-/** A workaround for SDK v1 clients, in its own module so the package root can export it without loading the SDK. */
+/**
+ * A workaround for SDK v1 clients, in its own module so the package root can export it without loading the SDK.
+ * Must not load the SDK at run time (its one import is a type) nor hold other client code (transport.ts).
+ */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 
 /**

@@ -1,6 +1,6 @@
 /**
- * The types of the MCP client: what a server config says, what a connection reports. No runtime
- * code, so any module (the registry included) may name them without loading the SDK.
+ * The types of the MCP client: what a server config says, what a connection reports.
+ * Must not hold runtime code: any module (the registry included) may name these without loading the SDK.
  */
 import type { ToolPermission } from '../permissions.js';
 

@@ -1,6 +1,7 @@
 /**
  * Argument validation with repair of weak models' mistakes ("true", "5", JSON-in-a-string, null optionals),
- * and the error sentence the model sees. Pure functions of (schema, args): no call state, no I/O.
+ * and the error sentence the model sees.
+ * Must not hold call state or do I/O: pure functions of (schema, args); call.ts decides what follows a failure.
  */
 import type { z } from 'zod';
 import { nearestName } from '../similarity.js';

@@ -3,6 +3,8 @@
  * run under abort and timeout, stream progress, cap output, report. Behaviour cannot drift between
  * entry points because there is only this one. Only the sequencing lives here: limits, deadlines,
  * repair and output caps are called from their own modules, never re-written.
+ * Must not import policy/ or the registry: authorization arrives as the host's authorize hook (policy/gate.ts).
+ * Over 400 lines: the Call class is one call's lifecycle (settle-once state, listeners, abort/timeout race).
  */
 import { randomUUID } from 'node:crypto';
 import type { Tool } from '../tool.js';

@@ -1,6 +1,6 @@
 /**
  * Call timeouts: one timer per distinct duration (a FIFO lane each) instead of one per call.
- * Knows nothing of tools or calls; a deadline only runs the callback it was given.
+ * Must not know of tools or calls: a deadline only runs the callback it was given (call.ts settles the call).
  */
 /** A pending deadline; `cancel()` it when the call ends first. */
 export interface Deadline {

@@ -1,6 +1,6 @@
 /**
  * The concurrency limit: a FIFO counting semaphore whose waiters can give up when their signal aborts.
- * Knows nothing of tools or calls; the registry owns one and the call takes a slot from it.
+ * Must not know of tools or calls: the registry owns one and the call (call.ts) takes a slot from it.
  */
 /** A FIFO counting semaphore whose waiters can give up when their signal aborts. */
 export class Semaphore {

@@ -1,6 +1,6 @@
 /**
  * The pipeline's public vocabulary: the updates a call reports, the events a registry emits, statistics.
- * Types only: no behaviour lives here (the call is in call.ts).
+ * Must not hold behaviour: types only (the call is in call.ts).
  */
 import type { Tool } from '../tool.js';
 

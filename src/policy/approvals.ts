@@ -1,6 +1,7 @@
 /**
  * Approvals bound to one call: the tool call id and a hash of its canonical arguments. A grant for
  * a call cannot be spent on another call or on the same call with edited arguments.
+ * Must not decide whether a call needs approval or ask for it: policy.ts and middleware.ts do.
  */
 import { createHash } from 'node:crypto';
 

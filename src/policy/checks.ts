@@ -2,6 +2,7 @@
  * What a call does, as the policy sees it: one check per tool call, with its subject — the
  * resolved path for file tools, the host and URL for webfetch, the server for MCP tools — and for
  * bash one check per simple command it would run plus one per file it redirects to or from.
+ * Must not judge checks against rules (evaluate.ts) nor parse shell text itself (tools/bash-parser.ts).
  */
 import path from 'node:path';
 import os from 'node:os';

@@ -1,4 +1,8 @@
-/** The policy used when none is given: visible (`toolbelt policy show`), replaceable, and documented in docs/permissions.md. */
+/**
+ * The policy used when none is given: visible (`toolbelt policy show`), replaceable, and documented in
+ * docs/permissions.md.
+ * Must not hold matching or validation: the rules here are judged by evaluate.ts like any other policy.
+ */
 import type { PolicyConfig } from './types.js';
 
 /** Files that hold secrets: reading one asks first. */

@@ -3,6 +3,7 @@
  * then a session approval ("always"); then a matching ask; then a matching allow; then the
  * policy's default. A narrow allow therefore cannot widen a broad deny or ask, and "always" never
  * overrides a deny. A check whose subject cannot be known matches no pattern and is at least asked.
+ * Must not build checks (checks.ts) or ask the approver (policy.ts): it only judges what it is given.
  */
 import { atLeast } from '../tools/bash-danger.js';
 import { matchPath, matchText } from './glob.js';

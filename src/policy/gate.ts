@@ -1,6 +1,7 @@
 /**
  * Step 2 of the pipeline for one registry: the loop guard, then the policy (with its approver).
  * The registry owns one gate, so loop-guard memory and the environment are per registry.
+ * Must not judge rules or ask the approver itself: both are the Policy's (policy.ts authorize, requestApproval).
  */
 import type { AuthorizeCall } from '../pipeline/call.js';
 import type { Tool } from '../tool.js';

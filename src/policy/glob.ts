@@ -3,6 +3,7 @@
  * `[...]`, `{a,b}`); a pattern without `/` matches the last segment at any depth (`.env*` matches
  * `a/.env.local`). Commands, URLs, hosts and servers use `*` for any text; a command pattern ending
  * in ` *` also matches the command without arguments (`git status *` matches `git status`).
+ * Must not know rules or checks: evaluate.ts decides which pattern applies to which subject.
  */
 
 const cache = new Map<string, RegExp>();

@@ -1,4 +1,7 @@
-/** The policy layer: allow / ask / deny rules, approvals, the default policy. */
+/**
+ * The policy layer: allow / ask / deny rules, approvals, the default policy.
+ * Must not define anything: it only re-exports the policy modules' public names.
+ */
 export * from './types.js';
 export {
   Policy,

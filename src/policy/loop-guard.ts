@@ -2,6 +2,7 @@
  * The loop guard: the same call (same tool, same arguments) made again and again in a row in one
  * session is a model stuck in a loop. The `threshold`-th identical call in a row is refused with a
  * message saying so (or sent to the approver when `action` is `ask`). On by default.
+ * Must not ask the approver or judge rules: gate.ts sends a tripped call to the policy.
  */
 import type { LoopGuardOptions } from './types.js';
 

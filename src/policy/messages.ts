@@ -1,4 +1,7 @@
-/** The sentences a policy decision becomes: for `toolbelt policy explain`, the approver, and the model. */
+/**
+ * The sentences a policy decision becomes: for `toolbelt policy explain`, the approver, and the model.
+ * Must not make decisions: it only words the ones evaluate.ts and policy.ts made.
+ */
 import type { CheckDecision, PolicyDecision, PolicyRule } from './types.js';
 
 /** A rule as one line of JSON (how users wrote it). */

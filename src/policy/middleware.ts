@@ -7,6 +7,7 @@
  * decision that names a different call, or that the policy now denies, is refused with a message.
  *
  * Imported from `agent-toolbelt/middleware` (it loads langchain; the main entry does not).
+ * Must not judge rules itself: every decision is Policy.decide's (policy.ts).
  */
 import { createMiddleware, AIMessage, ToolMessage, type ToolCall } from 'langchain';
 import { interrupt } from '@langchain/langgraph';

@@ -2,6 +2,7 @@
  * A policy: rules plus the approvals given while it runs ("always" answers per session, one-call
  * grants from the LangChain middleware). `decide` says what the rules say about a call;
  * `authorize` is the pipeline's step 2 — it asks the approver when the rules say `ask`.
+ * Must not match patterns or build checks itself: evaluate.ts, glob.ts and checks.ts do.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';

@@ -1,6 +1,7 @@
 /**
  * Reading a policy: validation of rules given in code, and of `toolbelt.policy.json` with the line
  * of each problem. Errors name the rule, the field, the value and what is allowed.
+ * Must not judge calls: a valid policy is applied by evaluate.ts; this file only reads and validates.
  */
 import { ALL_PERMISSIONS } from '../permissions.js';
 import { patternProblem } from './glob.js';
