@@ -1,4 +1,7 @@
-/** The command tables the bash danger classifier reads (see bash-danger.ts). */
+/**
+ * The command tables the bash danger classifier reads (see bash-danger.ts).
+ * Must not hold logic: the classifier (bash-danger.ts) and policy/checks.ts decide what a table entry means.
+ */
 
 /** Commands that only read or print. */
 export const SAFE_COMMANDS = new Set([

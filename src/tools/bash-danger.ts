@@ -5,6 +5,7 @@
  * classified on its own, so `ls && rm -rf /` cannot hide behind `ls`. Substitution and file
  * redirection raise the level; text that does not parse, and command names computed at run time,
  * are dangerous. This is advice for the policy layer (allow / ask / deny), not a sandbox.
+ * Must not parse shell text (bash-parser.ts) nor decide allow / ask / deny (policy/).
  */
 import type { Parser } from 'web-tree-sitter';
 import { bashParser, parseWith, MAX_NESTING_DEPTH, type ShellCommand, type ShellRedirect } from './bash-parser.js';

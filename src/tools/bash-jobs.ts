@@ -3,6 +3,7 @@
  * bash_output reads what it printed since the last read; bash_kill ends it. Jobs belong to the
  * registry that ran them (and to the session that started them); `registry.dispose()` and the
  * host process's exit kill every job's whole process group.
+ * Must not signal process groups directly (process-group.ts) nor classify commands (bash-danger.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';

@@ -6,6 +6,7 @@
  *
  * The grammar is loaded lazily, once per process, on the first parse: importing this module costs
  * nothing.
+ * Must not classify (bash-danger.ts), unwrap wrappers (bash-unwrap.ts) or decode words (bash-words.ts).
  */
 import { createRequire } from 'node:module';
 import type { Node, Parser as ParserType } from 'web-tree-sitter';

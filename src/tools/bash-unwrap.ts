@@ -3,6 +3,7 @@
  * `bash -c '...'`, `eval '...'`, `su -c`, `env -S`, `watch`, `find -exec`. Each one gets the command
  * it runs as a nested group, read from its arguments (strings are parsed again as shell), so a rule
  * or a classifier sees `rm -rf /` in `sudo env X=1 sh -c "rm -rf /"`.
+ * Must not classify commands (bash-danger.ts) nor load the grammar (bash-parser.ts).
  */
 import type { Parser } from 'web-tree-sitter';
 import { opaqueCommand, parseWith, MAX_NESTING_DEPTH, type ShellCommand } from './bash-parser.js';

@@ -3,6 +3,7 @@
  * `$'...'` (ANSI-C) sequences decoded, so `r""m`, `'rm'`, `\rm` and `$'\x72\x6d'` all read `rm`.
  * Parts the shell computes at run time (`$VAR`, `$(...)`, globs, brace lists) cannot be known
  * here: they are kept as written and the word is marked `dynamic`.
+ * Must not walk command structure: bash-parser.ts does and calls this for each word.
  */
 import type { Node } from 'web-tree-sitter';
 

@@ -1,6 +1,7 @@
 /**
  * grep's JavaScript backend (no rg on PATH): walks the tree with the ignore rules and scans files
- * block by block. Output shaping is grep-results.ts'; the pattern dialect is grep-pattern.ts'.
+ * block by block.
+ * Must not shape output (grep-results.ts) or validate patterns (grep-pattern.ts), nor spawn rg (grep-rg.ts).
  */
 import { readdirSync, openSync, fstatSync, readFileSync, readSync, closeSync, type Dirent } from 'node:fs';
 import path from 'node:path';

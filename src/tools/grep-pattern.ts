@@ -1,6 +1,7 @@
 /**
  * grep's pattern dialect: the regex subset ripgrep and JavaScript read the same way, validated and
- * normalised once for both backends. No searching or output here.
+ * normalised once for both backends.
+ * Must not search or shape output: the backends (grep-js.ts, grep-rg.ts) and grep-results.ts do.
  */
 import { RE2JS } from 're2js';
 

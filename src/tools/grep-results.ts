@@ -1,6 +1,6 @@
 /**
  * grep's results: bounded per-file accumulation, newest files first, and the text the model reads.
- * Shared by both backends; nothing here spawns a process or walks a tree.
+ * Shared by both backends. Must not spawn a process (grep-rg.ts) or walk a tree (grep-js.ts).
  */
 import { promises as fs } from 'node:fs';
 import type { Tool } from '../tool.js';

@@ -1,6 +1,6 @@
 /**
  * grep's ripgrep backend: builds rg's command line, runs it, and reads its output into the collector.
- * Output shaping is grep-results.ts'; the pattern dialect is grep-pattern.ts'.
+ * Must not shape output (grep-results.ts) or validate patterns (grep-pattern.ts), nor walk a tree (grep-js.ts).
  */
 import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';

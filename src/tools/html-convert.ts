@@ -4,6 +4,7 @@
  * could freeze every other call. A worker cannot block the event loop, gets its own stack and heap
  * limits, and is terminated when the conversion outlives its time. sanitize-html and turndown are
  * loaded only inside the workers, so importing the package does not load them.
+ * Must not fetch or check URLs (webfetch.ts, net/ssrf.ts) nor load the converters on the main thread.
  */
 import { Worker } from 'node:worker_threads';
 

@@ -1,6 +1,7 @@
 /**
  * The list of built-in tools. Each tool's file declares its own id, permissions, danger and `.txt`
- * description; nothing about a tool is decided here but its place in the list.
+ * description.
+ * Must not decide anything about a tool but its place in the list.
  */
 import type { Tool } from '../tool.js';
 import type { ToolPermissions } from '../permissions.js';

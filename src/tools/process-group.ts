@@ -1,6 +1,7 @@
 /**
  * Process groups: how bash (and its background jobs) end everything a command started. A command
  * runs as the leader of its own group, so one signal to the group reaches every descendant.
+ * Must not decide when to kill: bash.ts (timeout, abort) and bash-jobs.ts (bash_kill, exit) do.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
