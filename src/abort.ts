@@ -1,6 +1,6 @@
 /**
  * What a tool says when its call is aborted part-way, and the check that says it.
- * The pipeline's own abort handling (stopping a call, its message) is pipeline/call.ts'.
+ * Must not stop or settle a call: the pipeline's own abort handling (and its message) is pipeline/call.ts'.
  */
 
 /** The sentence for work stopped by an abort: `<what> was aborted before it finished. ...`. */

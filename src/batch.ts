@@ -4,6 +4,7 @@
  * the order given; bash, task and other tools that execute programs (or writes whose path cannot be
  * told) run one at a time. One failure does not cancel the others; results come back in the order
  * the calls were given.
+ * Must not run a call's steps or import registry.ts: each call goes through the registry's own execute().
  */
 import path from 'node:path';
 import type { Tool } from './tool.js';

@@ -2,6 +2,7 @@
  * `agent-toolbelt/constants`: every limit and fixed value the docs name, one name each. Where two
  * modules use the same short name for different values (bash's 120 s default timeout and the
  * registry's 30 s one), the public name carries the tool's prefix.
+ * Must not define a value: each lives with the module that enforces it, and this file only re-exports it.
  */
 export { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from './registry.js';
 export { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';

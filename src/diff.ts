@@ -3,6 +3,7 @@
  * comparison: edit knows its replaced ranges, write finds the one changed region with a chunked
  * prefix/suffix compare. Only those regions (plus context lines) go to the `diff` package, so one
  * changed line in a 10 MB file costs a newline count up to it, not a diff of 10 MB.
+ * Must not read or write files: write.ts and edit.ts pass the text they already hold.
  */
 import type * as Diff from 'diff';
 import type { StructuredPatchHunk } from 'diff';

@@ -1,6 +1,6 @@
 /**
  * Small file-system idioms shared by tools: a stat where "missing" is an answer, an executable on PATH.
- * No sandboxing here: callers pass paths the workspace already resolved.
+ * Must not sandbox or resolve paths: callers pass paths the workspace already resolved.
  */
 import { promises as fs, constants as fsConstants, type Stats } from 'node:fs';
 import path from 'node:path';

@@ -1,6 +1,6 @@
 /**
  * How sizes are written in text a model reads (`5 MB`, `1.5 KB`, `12 bytes`), one format everywhere.
- * Formatting only: no I/O, no limits (those live with the tools that enforce them).
+ * Must not do I/O or hold limits: those live with the tools that enforce them.
  */
 
 const KB = 1024;

@@ -2,6 +2,7 @@
  * Byte-exact text for files that are not (entirely) valid UTF-8: every byte of an invalid
  * sequence becomes one private-use character (U+10FF00 + byte) and turns back into that same byte
  * on encoding, so an edit can work on text and still keep every byte outside the replaced range.
+ * Must not read or write files or find matches: edit.ts does both, on the text this module decodes.
  */
 
 const ESCAPE_BASE = 0x10ff00;

@@ -4,6 +4,7 @@
  * directory (not a symlink), owned by this process's user and closed to others, and files are
  * created exclusively (never through an existing name or symlink) with mode 0600. A shared, fixed
  * path would let anyone who creates it first decide what the read tool may read.
+ * Must not decide what is cut or where: truncate.ts (and bash's head/tail) choose the text it saves.
  */
 import { mkdirSync, lstatSync, openSync, realpathSync, constants as fsConstants } from 'node:fs';
 import { open } from 'node:fs/promises';

@@ -1,6 +1,6 @@
 /**
  * Progress pacing shared by every tool that streams progress: one interval and one throttle.
- * It only decides when a report is due; what a report carries is the tool's business.
+ * Must not build or send a report: it only decides when one is due; what a report carries is the tool's business.
  */
 
 /** Minimum time between two progress reports of one call, in ms. */

@@ -1,6 +1,7 @@
 /**
  * Read tracking for stale-write checks: which files each session has read and what they looked
  * like then. Each registry (tenant) owns one tracker (see tenant.ts).
+ * Must not resolve paths or write files: Workspace does both and asks the tracker before a write.
  */
 import { promises as fs, type BigIntStats } from 'node:fs';
 

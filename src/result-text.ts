@@ -1,3 +1,7 @@
+/**
+ * resultText: the one text a finished call shows, whoever asked for it.
+ * Must not shape text per entry point: langchain.ts, mcp/server.ts and cli/run.ts all show exactly this.
+ */
 import type { ToolFinalUpdate } from './pipeline/types.js';
 
 /**

@@ -3,6 +3,7 @@
  * a tool keeps between calls). Two registries are two tenants that cannot see each other's state.
  * The registry hands its tenant to the tools it initialises through their init context; a tool
  * initialised directly (no registry) uses the standalone tenant.
+ * Must not implement the state it holds: tracking is read-tracker.ts', saved outputs output-store.ts'.
  */
 import { randomUUID } from 'node:crypto';
 import type { Tool } from './tool.js';

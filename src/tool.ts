@@ -1,6 +1,7 @@
 /**
  * The Tool namespace: how a tool is authored (`Tool.define`) and the shapes that flow through a
- * call (context, result, progress). Nothing here knows about registries, LangChain or MCP.
+ * call (context, result, progress).
+ * Must not import the registry, the pipeline, LangChain or MCP: they depend on it, never the reverse.
  */
 import type { z } from 'zod';
 import type { ToolPermissions } from './permissions.js';
