@@ -19,17 +19,16 @@ export {
 } from './registry.js';
 export {
   ALL_PERMISSIONS,
-  isAllowed,
   parsePermissionList,
   type ToolPermission,
   type ToolPermissions,
   type PermissionGrant,
 } from './permissions.js';
-export { loadDescription, renderTemplate, templateVariables, descriptionBeside } from './description.js';
+export { descriptionBeside } from './description.js';
 export { parseArguments, ToolInputError } from './pipeline/arguments.js';
 export type { ToolUpdate, ToolFinalUpdate, OnToolResult, ToolEvent, ToolStats } from './pipeline/types.js';
 export { ToolbeltTool, PROGRESS_EVENT, type ToolProgressChunk } from './langchain.js';
-export { truncateOutput, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
+export { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
 export { builtinTools, registerBuiltinTools, type BuiltinTool } from './tools/index.js';
 export {
   checkAddress,
@@ -42,7 +41,7 @@ export {
   type Verdict,
 } from './net/ssrf.js';
 export { MEMORY_TOOLS, MEMORY_READ_ONLY_TOOLS, DEFAULT_MEMORY_DIR } from './tools/memory-store.js';
-export { Workspace, PathOutsideWorkspaceError, workspaceRootFor, toolOutputDir } from './workspace.js';
+export { Workspace, PathOutsideWorkspaceError } from './workspace.js';
 export { Tenant } from './tenant.js';
 export { ReadTracker } from './read-tracker.js';
 export { TodoStore, todoStoreOf, type TodoItem } from './tools/todo.js';
@@ -72,11 +71,9 @@ export {
   type McpToolInfo,
 } from './mcp/index.js';
 export { orderProgressBeforeResponses } from './mcp/progress-order.js';
-export { loadChatModel, parseModelSpec, ModelConfigError } from './chat-model.js';
 export {
   providerJsonSchema,
   portableJsonSchema,
-  strictJsonSchema,
   ToolSchemaError,
   type JsonSchema,
   type ProviderSchemaOptions,
