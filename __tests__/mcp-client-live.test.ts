@@ -122,6 +122,52 @@ describe('notifications/tools/list_changed', () => {
   });
 });
 
+describe("the registry's own subscribers", () => {
+  it('hear every connection: connected, tools changed, disconnected, reconnecting, closed', async () => {
+    const registry = createRegistry();
+    const heard: string[] = [];
+    registry.subscribe((e) => {
+      if (e.type === 'mcp-status') heard.push(`${e.server}:${e.state}`);
+      if (e.type === 'mcp-tools') heard.push(`${e.server}:tools +${e.added.length} -${e.removed.length}`);
+    });
+    const back = new Promise<void>((resolve) => {
+      let died = false;
+      registry.on('mcp-status', (e) => {
+        if (e.state === 'disconnected') died = true;
+        if (died && e.state === 'connected') resolve();
+      });
+    });
+    const { connections } = await connectMcp(registry, {
+      servers: [
+        fixture('ev', ['--only-echo']),
+        fixture('bus', [], { reconnect: { initialDelayMs: 20, maxAttempts: 3 } }),
+      ],
+    });
+    try {
+      expect(heard).toEqual(expect.arrayContaining(['ev:connected', 'bus:connected', 'ev:tools +1 -0']));
+      heard.length = 0;
+      const added = new Promise((resolve) => registry.on('mcp-tools', resolve));
+      await registry.execute('bus__add_tool', { name: 'extra' });
+      expect(await added).toMatchObject({ type: 'mcp-tools', server: 'bus', added: ['bus__extra'], removed: [] });
+      await registry.execute('bus__crash', {});
+      await back;
+      expect(heard).toEqual([
+        'bus:tools +1 -0',
+        'bus:disconnected',
+        'bus:reconnecting',
+        // The server came back without the runtime-added tool: exactly that one is removed.
+        'bus:tools +0 -1',
+        'bus:connected',
+      ]);
+      heard.length = 0;
+      await connections[0].close();
+      expect(heard).toEqual(['ev:tools +0 -1', 'ev:closed']);
+    } finally {
+      await disconnectMcp(registry);
+    }
+  });
+});
+
 describe('an HTTP server that dies mid-call', () => {
   beforeAll(() => ensureDist(), 180_000);
 

@@ -26,7 +26,15 @@ export {
 } from './permissions.js';
 export { descriptionBeside } from './description.js';
 export { parseArguments, ToolInputError } from './pipeline/arguments.js';
-export type { ToolUpdate, ToolFinalUpdate, OnToolResult, ToolEvent, ToolStats } from './pipeline/types.js';
+export type {
+  ToolUpdate,
+  ToolFinalUpdate,
+  OnToolResult,
+  ToolEvent,
+  ToolStats,
+  McpStatusEvent,
+  McpToolsEvent,
+} from './pipeline/types.js';
 export { ToolbeltTool, PROGRESS_EVENT, type ToolProgressChunk } from './langchain.js';
 export { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
 export { builtinTools, registerBuiltinTools, type BuiltinTool } from './tools/index.js';

@@ -13,7 +13,14 @@ import { loadDescription } from './description.js';
 import { runCall, failCall, errorText, type PipelineHost } from './pipeline/call.js';
 import { Semaphore } from './pipeline/semaphore.js';
 import { DeadlineQueue } from './pipeline/deadlines.js';
-import type { OnToolResult, ToolEvent, ToolFinalUpdate, ToolStats } from './pipeline/types.js';
+import type {
+  McpStatusEvent,
+  McpToolsEvent,
+  OnToolResult,
+  ToolEvent,
+  ToolFinalUpdate,
+  ToolStats,
+} from './pipeline/types.js';
 import type { TruncateOptions } from './truncate.js';
 import { toLangChainTool } from './langchain.js';
 import { Tenant, bindTenant } from './tenant.js';
@@ -441,7 +448,15 @@ export class ToolRegistryImpl {
     return Object.fromEntries([...this.stat].map(([k, s]) => [k, view(s)]));
   }
 
-  /** Subscribes to every event (requested, progress, completed, failed, warning); returns an unsubscribe function. */
+  /** Tells this registry's subscribers about a tool source's change (MCP connections report theirs here). */
+  emitSourceEvent(event: McpStatusEvent | McpToolsEvent): void {
+    this.emit(event);
+  }
+
+  /**
+   * Subscribes to every event (requested, progress, completed, failed, warning, and its MCP
+   * connections' mcp-status and mcp-tools); returns an unsubscribe function.
+   */
   subscribe(listener: (event: ToolEvent) => void): () => void {
     this.subscribers.add(listener);
     return () => this.subscribers.delete(listener);

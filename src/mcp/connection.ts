@@ -370,6 +370,14 @@ export class McpServerConnection implements ToolSource {
   }
 
   private emit<K extends keyof McpConnectionEvents>(type: K, event: McpConnectionEvents[K]): void {
+    // The registry's subscribers hear every connection's changes without subscribing to each one.
+    const timestamp = Date.now();
+    if (type === 'status') {
+      const status = event as McpServerStatus;
+      this.registry.emitSourceEvent({ type: 'mcp-status', server: this.name, state: status.state, status, timestamp });
+    } else {
+      this.registry.emitSourceEvent({ type: 'mcp-tools', ...(event as McpConnectionEvents['tools']), timestamp });
+    }
     for (const l of this.listeners[type] as Set<Listener<K>>) {
       try {
         l(event);

@@ -3,6 +3,7 @@
  * Must not hold behaviour: types only (the call is in call.ts).
  */
 import type { Tool } from '../tool.js';
+import type { McpConnectionState, McpServerStatus } from '../mcp/types.js';
 
 /** One update about a call: progress while running, then exactly one final update. */
 export interface ToolUpdate {
@@ -34,7 +35,29 @@ export type ToolEvent =
   | { type: 'progress'; toolId: string; callID: string; update: ToolUpdate; timestamp: number }
   | { type: 'completed'; toolId: string; callID: string; update: ToolFinalUpdate; timestamp: number }
   | { type: 'failed'; toolId: string; callID: string; update: ToolFinalUpdate; timestamp: number }
-  | { type: 'warning'; toolId: string; message: string; timestamp: number };
+  | { type: 'warning'; toolId: string; message: string; timestamp: number }
+  | McpStatusEvent
+  | McpToolsEvent;
+
+/** An MCP server connection of the registry changed state: connected, disconnected, reconnecting, failed, closed ... */
+export interface McpStatusEvent {
+  type: 'mcp-status';
+  server: string;
+  state: McpConnectionState;
+  status: McpServerStatus;
+  timestamp: number;
+}
+
+/** An MCP server connection's tools changed: (re)connected, `tools/list_changed`, or closed. */
+export interface McpToolsEvent {
+  type: 'mcp-tools';
+  server: string;
+  added: string[];
+  removed: string[];
+  /** The connection's tool ids now. */
+  tools: string[];
+  timestamp: number;
+}
 
 /** Statistics of one tool. */
 export interface ToolStats {
