@@ -79,6 +79,8 @@ export {
   type McpToolInfo,
 } from './mcp/index.js';
 export { orderProgressBeforeResponses } from './mcp/progress-order.js';
+export { toolsForTurn, deferredTools, TOOL_SEARCH_ID, type DeferredTool, type ToolSearchMetadata } from './mcp/lazy.js';
+export { lazyToolsMiddleware } from './mcp/lazy-middleware.js';
 export {
   providerJsonSchema,
   portableJsonSchema,

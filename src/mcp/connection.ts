@@ -15,10 +15,12 @@ import {
   DEFAULT_MCP_TOOL_TIMEOUT_MS,
   importedTool,
   mcpToolId,
+  oneLineSummary,
   permissionsFor,
   uniqueId,
   type CallToolResultLike,
 } from './import.js';
+import { syncToolSearch, type DeferredTool, type DeferringSource } from './lazy.js';
 import { MCP_CONNECT_TIMEOUT_MS, openClient, type OpenedClient } from './transport.js';
 import type {
   McpConnectionEvents,
@@ -51,7 +53,7 @@ export interface ConnectionOptions {
 type Listener<K extends keyof McpConnectionEvents> = (event: McpConnectionEvents[K]) => void;
 
 /** One MCP server's connection and the tools it keeps registered in its registry. */
-export class McpServerConnection implements ToolSource {
+export class McpServerConnection implements ToolSource, DeferringSource {
   readonly kind = 'mcp';
   readonly name: string;
   private state: McpConnectionState = 'connecting';
@@ -98,6 +100,17 @@ export class McpServerConnection implements ToolSource {
   /** Whether the tools were imported deferred (`lazy: true`). */
   get lazy(): boolean {
     return this.config.lazy === true;
+  }
+
+  /** With `lazy: true`, its tools as `tool_search` lists them (else none). */
+  deferredTools(): DeferredTool[] {
+    if (!this.lazy) return [];
+    return [...this.infos].map(([id, info]) => ({
+      id,
+      server: this.name,
+      summary: oneLineSummary(info),
+      description: info.description ?? info.title ?? info.annotations?.title ?? info.name,
+    }));
   }
 
   /** What the server listed for one of this connection's tool ids. */
@@ -179,6 +192,7 @@ export class McpServerConnection implements ToolSource {
     await this.dropClient();
     if (this.state !== 'failed' && this.state !== 'disabled') this.setState('closed');
     this.registry.release(this);
+    if (this.lazy) syncToolSearch(this.registry);
   }
 
   /** Lists the server's tools again and updates the registry (what `tools/list_changed` triggers). */
@@ -235,6 +249,7 @@ export class McpServerConnection implements ToolSource {
         { permissions: { required: permissionsFor(config.permissions, info) }, replace: true },
       );
     }
+    if (this.lazy) syncToolSearch(registry);
     if (added.length || removed.length) {
       this.emit('tools', { server: this.name, added, removed, tools: this.tools });
     }

@@ -57,7 +57,7 @@ export interface McpServerCommon {
   maxTotalTimeoutMs?: number;
   /**
    * Import the tools deferred: the model sees their names and one-line summaries through
-   * `tool_search` until it looks one up (see `lazyTools`).
+   * `tool_search` until it looks one up (see `lazyToolsMiddleware` and `toolsForTurn`; default false).
    */
   lazy?: boolean;
   /** What `${workspaceFolder}` expands to in this entry (`loadMcpConfig` sets it; default: `connectMcp`'s). */
