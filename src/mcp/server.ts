@@ -20,6 +20,12 @@ import { resultText } from '../result-text.js';
 export const DEFAULT_MCP_HOST = '127.0.0.1';
 /** The path the Streamable HTTP endpoint answers on. */
 export const MCP_HTTP_PATH = '/mcp';
+/**
+ * The experimental client capability that asks for each result's title and metadata in `_meta`.
+ * Off for other clients: `@langchain/mcp-adapters` turns any result with `_meta` into a JSON string
+ * of the whole block, so a model would read escaped text and metadata instead of the output.
+ */
+export const MCP_RESULT_META_CAPABILITY = 'agent-toolbelt/result-meta';
 
 /** Options of `createMcpServer` (one connection). */
 export interface McpServerOptions {
@@ -180,12 +186,13 @@ export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOp
     if (attachments?.length) content.push(...attachments.map(toContent));
     const structured = tool ? checkStructured(tool, structuredContent) : { value: structuredContent };
     if ('error' in structured) return errorResult(structured.error);
-    // The title and metadata ride along for clients that show them; models see only `content`.
+    // The title and metadata ride along only for clients that ask for them; models see only `content`.
+    const wantsMeta = server.getClientCapabilities()?.experimental?.[MCP_RESULT_META_CAPABILITY] !== undefined;
     const hasMeta = Object.keys(metadata).length > 0;
     return {
       content,
       ...(structured.value !== undefined ? { structuredContent: jsonSafe(structured.value) } : {}),
-      _meta: hasMeta ? { title, metadata: jsonSafe(metadata) } : { title },
+      ...(wantsMeta ? { _meta: hasMeta ? { title, metadata: jsonSafe(metadata) } : { title } } : {}),
     };
   });
   return server;
