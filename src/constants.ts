@@ -14,6 +14,8 @@ export { DEFAULT_MCP_TOOL_TIMEOUT_MS } from './mcp/import.js';
 export { MCP_STDERR_TAIL_CHARS } from './mcp/connection.js';
 export { MCP_CONNECT_TIMEOUT_MS } from './mcp/transport.js';
 export { TOOL_SEARCH_DEFAULT_RESULTS, TOOL_SEARCH_MAX_RESULTS } from './mcp/lazy.js';
+export { DEFAULT_MCP_MAX_TOTAL_TIMEOUT_MS } from './mcp/import.js';
+export { MCP_LIVENESS_INTERVAL_MS, MCP_LIVENESS_PING_MS, MCP_RECONNECT_DEFAULTS } from './mcp/connection.js';
 export { MAX_NESTING_DEPTH } from './tools/bash-danger.js';
 export {
   DEFAULT_TIMEOUT_MS as BASH_DEFAULT_TIMEOUT_MS,
