@@ -169,6 +169,25 @@ describe('what the model is sent', () => {
 });
 
 describe('the connection owns tool_search', () => {
+  it("tools/list_changed reaches tool_search's listing and its searches", async () => {
+    const r = createRegistry();
+    const conn = await connectMcp(r, {
+      servers: [{ name: 'live', transport: 'stdio', command: process.execPath, args: [FIXTURE], lazy: true }],
+    });
+    try {
+      const search = async () => (await r.tools()).find((t) => t.name === TOOL_SEARCH_ID)!;
+      expect((await search()).description).not.toContain('live__fresh');
+      const added = new Promise((resolve) => r.on('mcp-tools', resolve));
+      await r.execute('live__add_tool', { name: 'fresh' });
+      await added;
+      expect((await search()).description).toContain('- live__fresh: Added at runtime: fresh');
+      const msg = await callTool([await search()], TOOL_SEARCH_ID, { query: 'fresh' });
+      expect(msg.result.metadata.found).toEqual(['live__fresh']);
+    } finally {
+      await conn.close();
+    }
+  });
+
   it('closing the last lazy server removes tool_search; a user tool of that name is never replaced', async () => {
     const r = createRegistry();
     const conn = await connectMcp(r, {
