@@ -47,8 +47,10 @@ async function invoke(tool: StructuredToolInterface, args: Record<string, unknow
 }
 
 describe('@langchain/mcp-adapters consuming our server', () => {
+  // Building dist can take minutes on a loaded machine: not part of any test's own time.
+  beforeAll(() => ensureDist(), 300_000);
+
   it('over stdio (toolbelt mcp): lists the granted tools; write then read share the session', async () => {
-    await ensureDist();
     const ws = await tempDir('toolbelt-adapters-');
     const client = new MultiServerMCPClient({
       mcpServers: {
