@@ -5,11 +5,13 @@
  */
 import { describe, it, expect, beforeAll } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ensureDist, ROOT, sourceOf } from './dist.js';
 import { docFiles } from './doc-blocks.js';
+import { repoPackage } from './user-project.js';
 
 const run = promisify(execFile);
 let files: string[] = [];
@@ -62,5 +64,25 @@ describe('the packed package (npm publish --dry-run)', () => {
         (f.startsWith('dist/') && !srcFiles().includes(sourceOf(f)!)),
     );
     expect(unwanted).toEqual([]);
+  });
+
+  it('imports only packages it declares (dependencies or peers), in code and in type declarations', () => {
+    const pkg = repoPackage() as ReturnType<typeof repoPackage> & { peerDependenciesMeta?: Record<string, unknown> };
+    const declared = new Set([...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies)]);
+    const specifier = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|require\.resolve\(\s*)['"]([^'"]+)['"]/g;
+    const undeclared = new Set<string>();
+    for (const file of files.filter((f) => /^dist\/.*\.(js|d\.ts|mjs)$/.test(f))) {
+      for (const [, spec] of readFileSync(path.join(ROOT, file), 'utf8').matchAll(specifier)) {
+        // Only what can be a package name (prose such as "... from 'a string'" is not).
+        if (!/^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*(\/[\w.\/-]*)?$/.test(spec)) continue;
+        if (spec.startsWith('node:') || builtinModules.includes(spec)) continue;
+        const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
+        if (name !== pkg.name && !declared.has(name)) undeclared.add(`${name} (${file})`);
+      }
+    }
+    expect([...undeclared]).toEqual([]);
+    // The middleware subpath is its only user: a user without it need not install LangGraph.
+    expect(pkg.peerDependencies['@langchain/langgraph']).toBeDefined();
+    expect(pkg.peerDependenciesMeta?.['@langchain/langgraph']).toEqual({ optional: true });
   });
 });
