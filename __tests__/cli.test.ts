@@ -72,6 +72,13 @@ describe('toolbelt list', () => {
     expect(readOnly.stdout).toMatch(/^fx_whoami/m); // requires nothing
   });
 
+  it('lists the built-in undo tools under the write permission', async () => {
+    const res = await toolbelt(['list', '--workspace', ws.dir, '--permissions', 'write']);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/^undo_file\s+\[write\]\s+Undoes the last change made to one file/m);
+    expect(res.stdout).toMatch(/^undo_turn\s+\[write\]\s+Undoes every file change/m);
+  });
+
   it('--json gives names, permissions, descriptions and input JSON Schemas', async () => {
     const res = await toolbelt(['list', ...base(), '--json', '--permissions', 'read']);
     expect(res.code).toBe(0);

@@ -99,6 +99,7 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
   >(input: TInput, config?: TConfig): Promise<ToolReturnType<TInput, TConfig, ContentAndArtifact>> {
     const merged = ensureConfig(mergeConfigs(this.defaultConfig, config)) as ToolRunnableConfig & {
       writer?: (chunk: unknown) => void;
+      state?: unknown;
     };
     const toolCall = isToolCall(input) ? input : (merged.toolCall as ToolCallLike | undefined);
     const args = isToolCall(input) ? input.args : input;
@@ -126,6 +127,7 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
     );
     const final = await this.run(args, {
       callID: toolCallId,
+      turn: turnOf(merged.state, toolCallId),
       signal: merged.signal,
       writer: merged.writer,
       runManager,
@@ -150,6 +152,7 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
     input: unknown,
     via: {
       callID?: string;
+      turn?: string;
       signal?: AbortSignal;
       writer?: (chunk: unknown) => void;
       runManager?: CallbackManagerForToolRun;
@@ -177,7 +180,8 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
         },
       ];
     }
-    const base = options.createContext(tool.id, callID);
+    let base = options.createContext(tool.id, callID);
+    if (via.turn !== undefined && base.messageID === undefined) base = { ...base, messageID: via.turn };
     const signal = combineSignals(via.signal, options.signal);
     return runCall(options.host, {
       tool,
@@ -189,6 +193,24 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
       listeners,
     });
   }
+}
+
+/**
+ * The model turn a tool call belongs to, as `ctx.messageID`: the id of the AIMessage that holds the
+ * call, found in the agent state LangChain's ToolNode hands its tools (`config.state`); an AIMessage
+ * without an id is named by its first tool call's id. Undefined outside an agent loop.
+ */
+export function turnOf(state: unknown, toolCallId: string | undefined): string | undefined {
+  if (!toolCallId || !state || typeof state !== 'object') return undefined;
+  const messages: unknown = Array.isArray(state) ? state : (state as { messages?: unknown }).messages;
+  if (!Array.isArray(messages)) return undefined;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as { id?: unknown; tool_calls?: Array<{ id?: unknown }> } | null;
+    const calls = m?.tool_calls;
+    if (!Array.isArray(calls) || !calls.some((c) => c?.id === toolCallId)) continue;
+    return typeof m!.id === 'string' && m!.id ? m!.id : `turn-of-${String(calls[0]?.id)}`;
+  }
+  return undefined;
 }
 
 function combineSignals(a?: AbortSignal, b?: AbortSignal): AbortSignal | undefined {

@@ -51,7 +51,11 @@ export namespace Tool {
   export interface Context<M extends Metadata = Metadata> {
     /** The agent session (conversation) this call belongs to; per-session state is keyed by it. */
     sessionID: string;
-    /** The message (model turn) that asked for this call. */
+    /**
+     * The message (model turn) that asked for this call. In a LangChain agent the adapter sets it to
+     * the id of the AIMessage holding the tool call, so parallel calls of one turn share it; a
+     * direct call without one gets its call id (each call its own turn).
+     */
     messageID: string;
     /** The agent's name. */
     agent: string;

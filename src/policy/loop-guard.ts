@@ -9,10 +9,10 @@ import type { LoopGuardOptions } from './types.js';
 /** Identical calls in a row that trip the guard by default. */
 export const DEFAULT_LOOP_THRESHOLD = 3;
 /**
- * Tools that are polled by design: reading a background job's new output with the same `{ id }`
- * again and again is progress, not a loop.
+ * Tools repeated by design: reading a background job's new output with the same `{ id }` again and
+ * again is progress, not a loop; so is each undo_file / undo_turn, which steps one change further back.
  */
-export const DEFAULT_LOOP_EXEMPT: readonly string[] = ['bash_output'];
+export const DEFAULT_LOOP_EXEMPT: readonly string[] = ['bash_output', 'undo_file', 'undo_turn'];
 /** Sessions the guard remembers; the least recently active is forgotten past it. */
 export const MAX_GUARDED_SESSIONS = 1000;
 

@@ -1,6 +1,7 @@
 /**
  * delete: remove a file, a symbolic link (never its target) or, with `recursive: true`, a
- * directory and everything in it. Danger level `dangerous`: what it removes cannot be undone.
+ * directory and everything in it. Danger level `dangerous`; what it removes is kept
+ * for undo (src/undo-log.ts) when it fits.
  * Must not resolve paths itself: Workspace.resolveEntry does.
  */
 import { promises as fs, type Dirent } from 'node:fs';
@@ -10,6 +11,7 @@ import { Tool } from '../tool.js';
 import { descriptionBeside } from '../description.js';
 import { tenantOf } from '../tenant.js';
 import { Workspace, withFileLock } from '../workspace.js';
+import { recordChange, snapshotEntry, MAX_UNDO_BYTES } from '../undo-log.js';
 
 /** Most entries one recursive delete removes; a bigger tree is refused before anything is removed. */
 export const MAX_DELETE_ENTRIES = 10_000;
@@ -33,21 +35,34 @@ export const DeleteTool = Tool.define(
   },
   async (initCtx) => {
     const ws = await Workspace.fromInitContext(initCtx);
-    const readTracker = tenantOf(initCtx).readTracker;
+    const tenant = tenantOf(initCtx);
+    const readTracker = tenant.readTracker;
     return {
-      description: 'Delete a file, or a directory with recursive: true. Cannot be undone.',
+      description: 'Delete a file, or a directory with recursive: true.',
       parameters,
       async execute(args: z.infer<typeof parameters>, ctx) {
         const abs = await ws.resolveEntry(args.path, 'write');
         const shown = ws.display(abs);
         if (ws.roots.includes(abs)) throw new Error(`${shown} is a workspace root; it cannot be deleted.`);
+        /** Records the delete for undo_file / undo_turn; a tree too big to keep is recorded as not undoable. */
+        const recordDelete = (kept: Awaited<ReturnType<typeof snapshotEntry>>) =>
+          recordChange(
+            tenant,
+            ctx,
+            'delete',
+            `delete of ${shown}`,
+            [{ path: abs, shown, before: kept ?? { type: 'absent' }, after: { type: 'absent' } }],
+            kept ? {} : { lost: `what it removed held more than the ${MAX_UNDO_BYTES} bytes undo keeps` },
+          );
         return withFileLock(abs, async () => {
           const st = await fs.lstat(abs).catch(() => undefined);
           if (!st) throw new Error(`${shown} does not exist; nothing was deleted. Check the path with list or glob.`);
           if (!st.isDirectory()) {
             if (st.isFile()) await readTracker.assertFreshIfRead(ctx.sessionID, abs, shown);
             if (ctx.abort.aborted) throw new Error('delete was aborted; nothing was deleted.');
+            const kept = await snapshotEntry(abs);
             await fs.unlink(abs);
+            recordDelete(kept);
             const kind = st.isSymbolicLink() ? 'symbolic link' : 'file';
             return {
               title: `deleted ${shown}`,
@@ -62,6 +77,7 @@ export const DeleteTool = Tool.define(
                 'Pass recursive: true to delete it and everything in it, or give the path of a file.',
             );
           }
+          const kept = await snapshotEntry(abs);
           let removed = 0;
           // Deepest first: listTree returns parents before children.
           for (let i = entries.length - 1; i >= 0; i--) {
@@ -78,6 +94,7 @@ export const DeleteTool = Tool.define(
             }
           }
           await fs.rmdir(abs);
+          recordDelete(kept);
           return {
             title: `deleted ${shown}`,
             output: `Deleted directory ${shown} and the ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} in it.`,

@@ -15,6 +15,7 @@ import { decodeLossless, encodeLossless, hasEscapeRange } from '../lossless-text
 import { statIfExists } from '../files.js';
 import { diffOfReplacements, type DiffSummary } from '../diff.js';
 import { exactByteEdit } from './edit-bytes.js';
+import { fileState, recordChange } from '../undo-log.js';
 import { findMatches, closestCandidate, rangeLines, AmbiguousBlockError, type MatchRange } from './edit-match.js';
 
 export { DIFF_CONTEXT_LINES } from '../diff.js';
@@ -50,7 +51,8 @@ export const EditTool = Tool.define(
   },
   async (initCtx) => {
     const ws = await Workspace.fromInitContext(initCtx);
-    const readTracker = tenantOf(initCtx).readTracker;
+    const tenant = tenantOf(initCtx);
+    const readTracker = tenant.readTracker;
     return {
       description:
         'Replace oldString with newString in a file (exact match first, then whitespace/indentation-tolerant matching).',
@@ -76,6 +78,9 @@ export const EditTool = Tool.define(
             await fs.mkdir(path.dirname(abs), { recursive: true });
             const { stat: stamp } = await atomicWriteFile(abs, args.newString, { signal: ctx.abort });
             readTracker.record(ctx.sessionID, abs, stamp);
+            recordChange(tenant, ctx, 'edit', `edit of ${shown}`, [
+              { path: abs, shown, before: { type: 'absent' }, after: fileState(args.newString, 0, false) },
+            ]);
             const d = diffOfReplacements(shown, '', [{ start: 0, end: 0, replacement: args.newString }]).summary;
             return {
               title: shown,
@@ -117,6 +122,9 @@ export const EditTool = Tool.define(
               staleMessage,
             });
             readTracker.record(ctx.sessionID, abs, stamp);
+            recordChange(tenant, ctx, 'edit', `edit of ${shown}`, [
+              { path: abs, shown, before: fileState(bytes, stat.mode, true), after: fileState(fast.data, 0, false) },
+            ]);
             return edited(shown, fast.diff, fast.replacements, fast.firstLine, 'exact');
           }
           const decoded = decodeLossless(bytes);
@@ -185,12 +193,16 @@ export const EditTool = Tool.define(
           const final = bom + (crlf ? updated.replace(/\n/g, '\r\n') : updated);
           if (ctx.abort.aborted) throw new Error('edit was aborted; the file is unchanged.');
           // Bytes that were not valid UTF-8 go back exactly as they were.
-          const { stat: stamp } = await atomicWriteFile(abs, decoded.escaped ? encodeLossless(final) : final, {
+          const written = decoded.escaped ? encodeLossless(final) : final;
+          const { stat: stamp } = await atomicWriteFile(abs, written, {
             signal: ctx.abort,
             expect: version,
             staleMessage: `File ${shown} was changed on disk by someone else while it was being edited. Nothing was written; read it again before editing.`,
           });
           readTracker.record(ctx.sessionID, abs, stamp);
+          recordChange(tenant, ctx, 'edit', `edit of ${shown}`, [
+            { path: abs, shown, before: fileState(bytes, stat.mode, true), after: fileState(written, 0, false) },
+          ]);
           return edited(shown, d, replacements, firstLine, matcher, score);
         });
       },

@@ -19,6 +19,7 @@ import { TaskTool } from './task.js';
 import { WebfetchTool } from './webfetch.js';
 import { MoveTool } from './move.js';
 import { DeleteTool } from './delete.js';
+import { UndoFileTool, UndoTurnTool } from './undo.js';
 import { FileInfoTool } from './file-info.js';
 import { CurrentTimeTool } from './current-time.js';
 import { MemoryListTool, MemoryReadTool, MemoryWriteTool, MemoryPatchTool, MemoryAppendTool } from './memory.js';
@@ -46,6 +47,8 @@ const BUILTIN_INFOS: Tool.Info[] = [
   EditTool,
   MoveTool,
   DeleteTool,
+  UndoFileTool,
+  UndoTurnTool,
   FileInfoTool,
   ListTool,
   GlobTool,

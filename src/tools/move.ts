@@ -10,6 +10,7 @@ import { Tool } from '../tool.js';
 import { descriptionBeside } from '../description.js';
 import { tenantOf } from '../tenant.js';
 import { Workspace, withFileLock } from '../workspace.js';
+import { fileState, movedState, recordChange, MAX_UNDO_BYTES, type EntryState } from '../undo-log.js';
 
 const parameters = z.object({
   from: z.string().describe('Path of the file or directory to move: absolute, or relative to the workspace root.'),
@@ -29,7 +30,8 @@ export const MoveTool = Tool.define(
   },
   async (initCtx) => {
     const ws = await Workspace.fromInitContext(initCtx);
-    const readTracker = tenantOf(initCtx).readTracker;
+    const tenant = tenantOf(initCtx);
+    const readTracker = tenant.readTracker;
     return {
       description: 'Move or rename a file or directory inside the workspace.',
       parameters,
@@ -77,8 +79,28 @@ export const MoveTool = Tool.define(
               if (target.isFile()) await readTracker.assertFresh(ctx.sessionID, to, shownTo);
             }
             if (ctx.abort.aborted) throw new Error('move was aborted; nothing was moved.');
+            // The file a move replaces is kept for undo (when it fits).
+            let replaced: EntryState = { type: 'absent' };
+            let lost: string | undefined;
+            if (target?.isFile()) {
+              if (target.size > MAX_UNDO_BYTES)
+                lost = `the file it replaced held ${target.size} bytes, more than the ${MAX_UNDO_BYTES} bytes undo keeps`;
+              else replaced = fileState(await fs.readFile(to), target.mode, true);
+            } else if (target?.isSymbolicLink()) replaced = { type: 'symlink', target: await fs.readlink(to) };
             await fs.mkdir(path.dirname(to), { recursive: true });
             await renameOrCopy(from, to, source.isDirectory());
+            const moved = await movedState(to);
+            recordChange(
+              tenant,
+              ctx,
+              'move',
+              `move of ${shownFrom} to ${shownTo}`,
+              [
+                { path: from, shown: shownFrom, before: moved, after: { type: 'absent' } },
+                { path: to, shown: shownTo, before: replaced, after: moved },
+              ],
+              { move: { from, to }, lost },
+            );
             if (source.isFile() && readTracker.lastRead(ctx.sessionID, from)) {
               await readTracker.recordNow(ctx.sessionID, to);
             }

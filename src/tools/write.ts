@@ -12,6 +12,7 @@ import { tenantOf } from '../tenant.js';
 import { Workspace, atomicWriteFile, withFileLock } from '../workspace.js';
 import { statIfExists } from '../files.js';
 import { unifiedDiff } from '../diff.js';
+import { fileState, recordChange, type EntryState } from '../undo-log.js';
 
 /** Largest content accepted in one write (UTF-8 bytes). */
 export const MAX_WRITE_BYTES = 50 * 1024 * 1024;
@@ -30,7 +31,8 @@ export const WriteTool = Tool.define(
   },
   async (initCtx) => {
     const ws = await Workspace.fromInitContext(initCtx);
-    const readTracker = tenantOf(initCtx).readTracker;
+    const tenant = tenantOf(initCtx);
+    const readTracker = tenant.readTracker;
     return {
       description: 'Create a file or replace its whole content (atomically); an existing file must be read first.',
       parameters,
@@ -47,15 +49,21 @@ export const WriteTool = Tool.define(
           const stat = await statIfExists(abs);
           if (stat?.isDirectory()) throw new Error(`${shown} is a directory; give the path of a file inside it.`);
           let before = '';
+          let previous: EntryState = { type: 'absent' };
           if (stat) {
             await readTracker.assertFresh(ctx.sessionID, abs, shown);
-            before = await fs.readFile(abs, 'utf8');
+            const bytes = await fs.readFile(abs);
+            before = bytes.toString('utf8');
+            previous = fileState(bytes, stat.mode, true);
           } else {
             await fs.mkdir(path.dirname(abs), { recursive: true });
           }
           if (ctx.abort.aborted) throw new Error('write was aborted; nothing was written.');
           const { created, stat: stamp } = await atomicWriteFile(abs, args.content, { signal: ctx.abort });
           readTracker.record(ctx.sessionID, abs, stamp);
+          recordChange(tenant, ctx, 'write', `write of ${shown}`, [
+            { path: abs, shown, before: previous, after: fileState(args.content, 0, false) },
+          ]);
           const d = unifiedDiff(shown, before, args.content);
           const output = created
             ? `Created ${shown} (${bytes} bytes, +${d.additions} lines).`

@@ -1,0 +1,287 @@
+/**
+ * The undo history of one tenant: what each write, edit, move and delete changed (the entry before,
+ * a fingerprint of it after), per call and per model turn, bounded in records and bytes; and the
+ * restore that puts changes back only when the files are still exactly as those changes left them.
+ * Holds no tool definitions (src/tools/undo.ts) and no sandbox rules (callers resolve paths first).
+ */
+import { createHash } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { Tenant } from './tenant.js';
+import { atomicWriteFile } from './workspace.js';
+
+/** Changes a registry remembers for undo; the oldest is forgotten past it. */
+export const MAX_UNDO_RECORDS = 100;
+/** Bytes of earlier file content a registry keeps for undo; the oldest changes are forgotten past it, and a change needing more is recorded as not undoable. */
+export const MAX_UNDO_BYTES = 32 * 1024 * 1024;
+
+/** Entries of a deleted tree read at once. */
+const SNAPSHOT_BATCH = 64;
+
+/** What one path held, as far as undo needs to know. `data` is kept for states undo may restore. */
+export type EntryState =
+  | { type: 'absent' }
+  | { type: 'file'; size: number; hash: string; mode: number; data?: Buffer }
+  | { type: 'symlink'; target: string }
+  /** A directory a move carried (compared by identity) or a delete removed (`tree`, restorable). */
+  | { type: 'directory'; dev?: bigint; ino?: bigint; mode: number; tree?: TreeEntry[] }
+  /** A file or link a move carried, compared by identity (the inode and, for files, size and mtime). */
+  | { type: 'moved'; dev: bigint; ino: bigint; size: bigint; mtimeNs: bigint };
+
+/** One entry of a deleted directory, relative to it; parents come before their children. */
+export interface TreeEntry {
+  rel: string;
+  type: 'file' | 'symlink' | 'directory';
+  mode: number;
+  data?: Buffer;
+  target?: string;
+}
+
+/** One path a change touched. */
+export interface UndoEffect {
+  /** Real absolute path. */
+  path: string;
+  /** The path as the model saw it. */
+  shown: string;
+  before: EntryState;
+  after: EntryState;
+}
+
+/** What a tool reports after changing files. */
+export interface NewChange {
+  sessionID: string;
+  /** The model turn (`ctx.messageID`). */
+  turn: string;
+  callID: string;
+  tool: string;
+  /** A few words for messages: `write of a.txt`. */
+  summary: string;
+  effects: UndoEffect[];
+  /** Set by move: undone by renaming `to` back to `from`. */
+  move?: { from: string; to: string };
+  /** Why the earlier state could not be kept (then nothing is restored). */
+  lost?: string;
+}
+
+/** A recorded change. */
+export interface UndoRecord extends NewChange {
+  seq: number;
+  bytes: number;
+}
+
+/** The history; a tenant owns one. */
+export class UndoLog {
+  private records: UndoRecord[] = [];
+  private seq = 0;
+  private kept = 0;
+
+  /** Records a change; past the limits the oldest changes are forgotten. */
+  record(change: NewChange): void {
+    let bytes = change.effects.reduce((n, e) => n + stateBytes(e.before), 0);
+    let rec: UndoRecord = { ...change, seq: ++this.seq, bytes };
+    if (bytes > MAX_UNDO_BYTES) {
+      rec = {
+        ...rec,
+        effects: rec.effects.map((e) => ({ ...e, before: { type: 'absent' } })),
+        bytes: 0,
+        lost: `its earlier content was ${bytes} bytes, more than the ${MAX_UNDO_BYTES} bytes undo keeps`,
+      };
+      bytes = 0;
+    }
+    this.records.push(rec);
+    this.kept += bytes;
+    while (this.records.length > MAX_UNDO_RECORDS || this.kept > MAX_UNDO_BYTES)
+      this.kept -= this.records.shift()!.bytes;
+  }
+
+  /** Changes remembered and the bytes of earlier content they keep. */
+  usage(): { records: number; bytes: number } {
+    return { records: this.records.length, bytes: this.kept };
+  }
+
+  /** The newest change of `session` (or its sub-agents' sessions) that touched `realPath`. */
+  lastFor(sessionID: string, realPath: string): UndoRecord | undefined {
+    for (let i = this.records.length - 1; i >= 0; i--) {
+      const r = this.records[i];
+      if (inSession(r.sessionID, sessionID) && r.effects.some((e) => e.path === realPath)) return r;
+    }
+    return undefined;
+  }
+
+  /** Every change of the newest turn of `session` other than `currentTurn`, newest first. */
+  lastTurn(sessionID: string, currentTurn: string): UndoRecord[] {
+    const mine = this.records.filter((r) => inSession(r.sessionID, sessionID) && r.turn !== currentTurn);
+    const turn = mine.at(-1)?.turn;
+    return turn === undefined ? [] : mine.filter((r) => r.turn === turn).reverse();
+  }
+
+  /** Forgets changes (after they were undone). */
+  remove(done: readonly UndoRecord[]): void {
+    const gone = new Set(done);
+    for (const r of done) this.kept -= r.bytes;
+    this.records = this.records.filter((r) => !gone.has(r));
+  }
+}
+
+const UNDO_LOG = Symbol('agent-toolbelt.undo-log');
+
+/** The undo history of a tenant (one per registry). */
+export function undoLogOf(tenant: Tenant): UndoLog {
+  return tenant.slot(UNDO_LOG, () => new UndoLog());
+}
+
+/** Records what a tool's call `ctx` changed in `tenant`'s undo history. */
+export function recordChange(
+  tenant: Tenant,
+  ctx: { sessionID: string; messageID: string; callID?: string },
+  tool: string,
+  summary: string,
+  effects: UndoEffect[],
+  extra: Pick<NewChange, 'move' | 'lost'> = {},
+): void {
+  undoLogOf(tenant).record({
+    sessionID: ctx.sessionID,
+    turn: ctx.messageID,
+    callID: ctx.callID ?? ctx.messageID,
+    tool,
+    summary,
+    effects,
+    ...extra,
+  });
+}
+
+/** Whether a change made in `recorded` belongs to `session` (itself, or a sub-agent's child session). */
+function inSession(recorded: string, session: string): boolean {
+  return recorded === session || recorded.startsWith(`${session}/`);
+}
+
+function stateBytes(s: EntryState): number {
+  if (s.type === 'file') return s.data?.length ?? 0;
+  if (s.type === 'directory') return (s.tree ?? []).reduce((n, e) => n + (e.data?.length ?? 0) + e.rel.length, 0);
+  return 0;
+}
+
+/** The state of a file holding `data` (`keep`: with the bytes, so undo can restore it). */
+export function fileState(data: Buffer | string, mode: number, keep: boolean): EntryState {
+  const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  const state: EntryState = { type: 'file', size: buf.length, hash: hashOf(buf), mode: mode & 0o7777 };
+  if (keep) state.data = buf;
+  return state;
+}
+
+function hashOf(buf: Buffer): string {
+  return createHash('sha256').update(buf).digest('hex');
+}
+
+/**
+ * The state a delete removes, with everything needed to restore it; for a directory, undefined
+ * when its files hold more than `maxBytes` (the delete is then recorded as not undoable).
+ */
+export async function snapshotEntry(abs: string, maxBytes = MAX_UNDO_BYTES): Promise<EntryState | undefined> {
+  const st = await fs.lstat(abs);
+  if (st.isSymbolicLink()) return { type: 'symlink', target: await fs.readlink(abs) };
+  if (st.isFile()) return st.size > maxBytes ? undefined : fileState(await fs.readFile(abs), st.mode, true);
+  if (!st.isDirectory()) return undefined;
+  const tree: TreeEntry[] = [];
+  let total = 0;
+  const walk = async (dir: string, rel: string): Promise<boolean> => {
+    const items = await fs.readdir(dir);
+    // Entries are read SNAPSHOT_BATCH at a time: a big tree is read in parallel without running out of descriptors.
+    for (let i = 0; i < items.length; i += SNAPSHOT_BATCH) {
+      const batch = await Promise.all(
+        items.slice(i, i + SNAPSHOT_BATCH).map(async (name): Promise<TreeEntry | undefined> => {
+          const p = path.join(dir, name);
+          const r = rel ? `${rel}/${name}` : name;
+          const s = await fs.lstat(p);
+          if (s.isSymbolicLink()) return { rel: r, type: 'symlink', mode: 0, target: await fs.readlink(p) };
+          if (s.isDirectory()) return { rel: r, type: 'directory', mode: s.mode & 0o7777 };
+          if (!s.isFile() || (total += s.size) > maxBytes) return undefined;
+          return { rel: r, type: 'file', mode: s.mode & 0o7777, data: await fs.readFile(p) };
+        }),
+      );
+      if (total > maxBytes) return false;
+      for (const e of batch) {
+        if (!e) continue;
+        tree.push(e);
+        if (e.type === 'directory' && !(await walk(path.join(dir, path.basename(e.rel)), e.rel))) return false;
+      }
+    }
+    return true;
+  };
+  return (await walk(abs, '')) ? { type: 'directory', mode: st.mode & 0o7777, tree } : undefined;
+}
+
+/** The identity of an entry a move carries (rename keeps the inode, and a file's size and mtime). */
+export async function movedState(abs: string): Promise<EntryState> {
+  const st = await fs.lstat(abs, { bigint: true });
+  if (st.isDirectory()) return { type: 'directory', dev: st.dev, ino: st.ino, mode: Number(st.mode & 0o7777n) };
+  return { type: 'moved', dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs };
+}
+
+/** What `abs` holds now, in the terms of `like` (hashing a file only when `like` is a file state). */
+export async function currentState(abs: string, like: EntryState): Promise<EntryState> {
+  const st = await fs.lstat(abs, { bigint: true }).catch(() => undefined);
+  if (!st) return { type: 'absent' };
+  if (like.type === 'moved' || (like.type === 'directory' && like.ino !== undefined)) {
+    if (st.isDirectory()) return { type: 'directory', dev: st.dev, ino: st.ino, mode: Number(st.mode & 0o7777n) };
+    return { type: 'moved', dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs };
+  }
+  if (st.isSymbolicLink()) return { type: 'symlink', target: await fs.readlink(abs) };
+  if (st.isFile()) return fileState(await fs.readFile(abs), Number(st.mode), false);
+  if (st.isDirectory()) return { type: 'directory', mode: Number(st.mode & 0o7777n), dev: st.dev, ino: st.ino };
+  return { type: 'symlink', target: '(not a file)' };
+}
+
+/** Whether two states describe the same content (or, for moved entries, the same entry). */
+export function sameState(a: EntryState, b: EntryState): boolean {
+  switch (a.type) {
+    case 'absent':
+      return b.type === 'absent';
+    case 'file':
+      return b.type === 'file' && a.size === b.size && a.hash === b.hash;
+    case 'symlink':
+      return b.type === 'symlink' && a.target === b.target;
+    case 'moved':
+      return b.type === 'moved' && a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs;
+    case 'directory':
+      if (b.type !== 'directory') return false;
+      // A deleted tree is only ever compared while it is still virtual (restored by an older change).
+      return a.ino === undefined || (a.dev === b.dev && a.ino === b.ino);
+  }
+}
+
+/** Puts `state` at `abs` (whatever is there now was checked by the caller). */
+export async function restoreState(abs: string, state: EntryState): Promise<void> {
+  const now = await fs.lstat(abs).catch(() => undefined);
+  switch (state.type) {
+    case 'absent':
+      if (now?.isDirectory()) await fs.rm(abs, { recursive: true });
+      else if (now) await fs.unlink(abs);
+      return;
+    case 'file':
+      await fs.mkdir(path.dirname(abs), { recursive: true });
+      if (now && !now.isFile()) await fs.unlink(abs);
+      await atomicWriteFile(abs, state.data!, { mode: state.mode });
+      await fs.chmod(abs, state.mode);
+      return;
+    case 'symlink':
+      await fs.mkdir(path.dirname(abs), { recursive: true });
+      if (now) await fs.unlink(abs);
+      await fs.symlink(state.target, abs);
+      return;
+    case 'directory': {
+      await fs.mkdir(path.dirname(abs), { recursive: true });
+      await fs.mkdir(abs, { mode: state.mode });
+      for (const e of state.tree ?? []) {
+        const p = path.join(abs, ...e.rel.split('/'));
+        if (e.type === 'directory') await fs.mkdir(p, { mode: e.mode });
+        else if (e.type === 'symlink') await fs.symlink(e.target!, p);
+        else await fs.writeFile(p, e.data!, { mode: e.mode, flag: 'wx' });
+      }
+      await fs.chmod(abs, state.mode);
+      return;
+    }
+    case 'moved':
+      throw new Error('a moved entry is restored by moving it back');
+  }
+}
