@@ -74,7 +74,7 @@ describe('the packed package (npm publish --dry-run)', () => {
     for (const file of files.filter((f) => /^dist\/.*\.(js|d\.ts|mjs)$/.test(f))) {
       for (const [, spec] of readFileSync(path.join(ROOT, file), 'utf8').matchAll(specifier)) {
         // Only what can be a package name (prose such as "... from 'a string'" is not).
-        if (!/^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*(\/[\w.\/-]*)?$/.test(spec)) continue;
+        if (!/^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*(\/[\w./-]*)?$/.test(spec)) continue;
         if (spec.startsWith('node:') || builtinModules.includes(spec)) continue;
         const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
         if (name !== pkg.name && !declared.has(name)) undeclared.add(`${name} (${file})`);
