@@ -25,7 +25,13 @@ export {
   type PermissionGrant,
 } from './permissions.js';
 export { descriptionBeside } from './description.js';
-export { parseArguments, ToolInputError } from './pipeline/arguments.js';
+export {
+  parseArguments,
+  parseArgumentsWithRepairs,
+  ToolInputError,
+  type ArgumentRepair,
+  type ParsedArguments,
+} from './pipeline/arguments.js';
 export type {
   ToolUpdate,
   ToolFinalUpdate,

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Tool } from '../tool.js';
 import { DEFAULT_MAX_BYTES, mayNeedTruncation, truncateOutput, type TruncateOptions } from '../truncate.js';
-import { parseArguments } from './arguments.js';
+import { parseArgumentsWithRepairs, type ArgumentRepair } from './arguments.js';
 import type { Deadline, DeadlineQueue } from './deadlines.js';
 import type { Semaphore } from './semaphore.js';
 import type { OnToolResult, ToolEvent, ToolFinalUpdate, ToolUpdate } from './types.js';
@@ -151,6 +151,8 @@ class Call {
   declare private final?: ToolFinalUpdate;
   /** A call that never ran for an unknown tool leaves no statistics. */
   declare private skipStats: boolean;
+  /** What argument repair changed, reported as the result's `metadata.repairs`. */
+  declare private repairs?: ArgumentRepair[];
 
   constructor(host: PipelineHost, req: CallRequest) {
     this.host = host;
@@ -167,6 +169,7 @@ class Call {
     this.onCallerAbort = undefined;
     this.final = undefined;
     this.skipStats = false;
+    this.repairs = undefined;
   }
 
   /**
@@ -189,7 +192,9 @@ class Call {
 
     let args: unknown;
     try {
-      args = parseArguments(toolId, tool.parameters, req.args);
+      const parsed = parseArgumentsWithRepairs(toolId, tool.parameters, req.args);
+      args = parsed.value;
+      this.repairs = parsed.repairs;
     } catch (err) {
       return this.fail(errorText(err, toolId));
     }
@@ -395,6 +400,7 @@ class Call {
 
   private finish(error: string | undefined, result: Tool.Result): ToolFinalUpdate {
     this.settled = true;
+    if (this.repairs) result.metadata = { ...result.metadata, repairs: this.repairs };
     const now = Date.now();
     const durationMs = now - this.started;
     const update = {
