@@ -13,6 +13,7 @@ import { isTransparentWrapper } from '../tools/bash-unwrap.js';
 import type { ShellCommand } from '../tools/bash-parser.js';
 import type { DangerLevel, PolicyCheck, PolicySubject } from './types.js';
 import { RISKY_VARIABLES } from '../tools/bash-danger-tables.js';
+import { fileArguments } from './bash-files.js';
 
 /** What the policy needs to know about the tool being called. */
 export interface ToolFacts {
@@ -134,6 +135,12 @@ async function bashChecks(command: string, cwd: string, env: CheckEnvironment): 
       const check = await redirectCheck(r.op, r.target, r.dynamic, cwd, movesAround, env);
       if (check) checks.push(check);
     }
+    // Files named as arguments (`cat .env`, `cp .env /tmp`): judged by path rules, and only ever
+    // restricting — a command an allow rule lets run needs no separate allow for its files.
+    for (const f of fileArguments(cmd)) {
+      const check = await fileCheck(f.access === 'write', f.path, f.dynamic, cwd, movesAround, env);
+      checks.push({ ...check, restrictsOnly: true });
+    }
   }
   return checks.length
     ? checks
@@ -184,6 +191,18 @@ async function redirectCheck(
   const writes = FILE_WRITES.has(op) || (op === '>&' && !/^(\d+|-)$/.test(target));
   if (!writes && !FILE_READS.has(op)) return undefined;
   if (/^\/dev\/(null|stdout|stderr|stdin|tty|fd\/\d+)$/.test(target)) return undefined;
+  return fileCheck(writes, target, dynamic, cwd, movesAround, env);
+}
+
+/** A check of one file a bash line reads or writes. */
+async function fileCheck(
+  writes: boolean,
+  target: string,
+  dynamic: boolean,
+  cwd: string,
+  movesAround: boolean,
+  env: CheckEnvironment,
+): Promise<PolicyCheck> {
   const permission: ToolPermission = writes ? 'write' : 'read';
   const verb = writes ? 'writes to' : 'reads';
   const base = { tool: 'bash', permissions: [permission], danger: (writes ? 'moderate' : 'safe') as DangerLevel };

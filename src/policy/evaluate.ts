@@ -31,13 +31,19 @@ export function judge(
   if (deny !== undefined) return { check, action: 'deny', source: 'policy', rule: rules[deny], ruleIndex: deny };
   if (check.unknown) {
     // A deny or ask pattern might have matched the subject, had it been known: ask.
-    const i = rules.findIndex((r) => r.action !== 'allow' && r.pattern !== undefined && ruleMatches(r, check, true));
+    // A file a bash command names is a path: rules about bash's command text do not apply to it.
+    const aboutCommands = (r: PolicyRule) =>
+      check.restrictsOnly === true && r.permission === undefined && r.tool !== undefined && matchText(r.tool, 'bash');
+    const i = rules.findIndex(
+      (r) => r.action !== 'allow' && r.pattern !== undefined && !aboutCommands(r) && ruleMatches(r, check, true),
+    );
     if (i !== -1) return { check, action: 'ask', source: 'unknown-subject', rule: rules[i], ruleIndex: i };
   }
   const always = check.unknown ? undefined : approved(check);
   if (always) return { check, action: 'allow', source: 'session', rule: always };
   const ask = first('ask', rules);
   if (ask !== undefined) return { check, action: 'ask', source: 'policy', rule: rules[ask], ruleIndex: ask };
+  if (check.restrictsOnly) return { check, action: 'allow', source: 'default' };
   const allow = first('allow', rules);
   if (allow !== undefined) return { check, action: 'allow', source: 'policy', rule: rules[allow], ruleIndex: allow };
   if (check.unknown && fallback === 'allow') return { check, action: 'ask', source: 'unknown-subject' };

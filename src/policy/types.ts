@@ -72,6 +72,11 @@ export interface PolicyCheck {
   unknown?: string;
   /** A short description for messages: `bash command "rm -rf build"`, `read of .env`. */
   label: string;
+  /**
+   * Only deny and ask rules apply (a file a bash command names as an argument): with no such rule
+   * it is allowed, so a command an allow rule lets run needs no separate allow for its files.
+   */
+  restrictsOnly?: boolean;
 }
 
 /** Where the rule that decided came from. */
