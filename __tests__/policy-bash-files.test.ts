@@ -173,6 +173,18 @@ describe('bash file arguments and redirections are judged by path rules', () => 
     expect((await defaults.decide('bash', { command: 'cat README.md' }, env)).action).toBe('allow');
   });
 
+  it('judges both ends of a move (from and to) by path rules', async () => {
+    const d = (from: string, to: string) =>
+      policy.decide(
+        'move',
+        { from, to },
+        { workspaceRoot: root, toolFacts: () => ({ permissions: ['write' as const] }) },
+      );
+    expect((await d('secrets/a', 'public.txt')).action).toBe('deny');
+    expect((await d('notes.txt', 'secrets/a')).action).toBe('deny');
+    expect((await d('notes.txt', 'notes2.txt')).action).toBe('allow');
+  });
+
   it('through the LangChain adapter the model reads the denial and the command never runs', async () => {
     fs.writeFileSync(path.join(root, '.env'), 'KEY=secret\n');
     const registry = registerBuiltinTools(createRegistry({ policy }), ['bash']);

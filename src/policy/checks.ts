@@ -30,8 +30,8 @@ export interface CheckEnvironment {
   toolFacts?: (toolId: string) => ToolFacts | undefined;
 }
 
-/** Argument names that hold a path, for file tools and tools authored the same way. */
-const PATH_KEYS = ['filePath', 'path', 'file', 'directory', 'dir'];
+/** Argument names that hold a path, for file tools and tools authored the same way (move has two). */
+const PATH_KEYS = ['filePath', 'path', 'file', 'directory', 'dir', 'from', 'to'];
 
 /** The checks a call makes; see the module comment. */
 export async function checksOf(toolId: string, rawArgs: unknown, env: CheckEnvironment): Promise<PolicyCheck[]> {
@@ -51,10 +51,15 @@ export async function checksOf(toolId: string, rawArgs: unknown, env: CheckEnvir
     return [
       { tool: toolId, permissions, danger, subject: { kind: 'server', value: server }, label: `MCP tool ${toolId}` },
     ];
-  const key = PATH_KEYS.find((k) => typeof args[k] === 'string');
-  if (key) {
-    const subject = await pathSubject(args[key] as string, '.', env);
-    return [{ tool: toolId, permissions, danger, subject, label: `${toolId} of ${subject.value}` }];
+  // One check per path the call names: a move is judged at both ends.
+  const keys = PATH_KEYS.filter((k) => typeof args[k] === 'string');
+  if (keys.length) {
+    return Promise.all(
+      keys.map(async (key) => {
+        const subject = await pathSubject(args[key] as string, '.', env);
+        return { tool: toolId, permissions, danger, subject, label: `${toolId} of ${subject.value}` };
+      }),
+    );
   }
   return [{ tool: toolId, permissions, danger, label: `${toolId} call` }];
 }
