@@ -21,7 +21,9 @@ export function sourceText(d: CheckDecision): string {
         ? `rule #${d.ruleIndex! + 1} ${ruleText(d.rule)} might match, but ${d.check.unknown}`
         : `no rule can judge it: ${d.check.unknown}`;
     default:
-      return `the policy's default ("${d.action}"), since no rule matches`;
+      return d.check.restrictsOnly
+        ? 'no deny or ask rule matches this file (files a command names only ever restrict it)'
+        : `the policy's default ("${d.action}"), since no rule matches`;
   }
 }
 
