@@ -40,7 +40,15 @@ export type {
   ToolStats,
   McpStatusEvent,
   McpToolsEvent,
+  PendingCall,
 } from './pipeline/types.js';
+export {
+  lateResultMessages,
+  MAX_PENDING_CALLS,
+  DEFAULT_PENDING_EXPIRY_MS,
+  MAX_PENDING_EXPIRY_MS,
+  type LateResult,
+} from './pending.js';
 export { ToolbeltTool, PROGRESS_EVENT, type ToolProgressChunk } from './langchain.js';
 export { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
 export { builtinTools, registerBuiltinTools, type BuiltinTool } from './tools/index.js';

@@ -28,6 +28,8 @@ import { PolicyGate, type GateOptions } from './policy/gate.js';
 import { executeBatch, type BatchCall } from './batch.js';
 import type { Policy } from './policy/policy.js';
 import type { CheckEnvironment } from './policy/checks.js';
+import { PendingCalls, type LateResult } from './pending.js';
+import type { PendingCall } from './pipeline/types.js';
 
 /** Default number of tool calls a registry runs at once; more wait in a queue. */
 export const DEFAULT_CONCURRENCY = 8;
@@ -139,6 +141,8 @@ export class ToolRegistryImpl {
   private readonly host: PipelineHost;
   /** Step 2 of every call: loop guard and policy. */
   private readonly gate: PolicyGate;
+  /** Calls whose tools returned `Tool.pending`, until their results are taken. */
+  private readonly pendingCalls: PendingCalls;
 
   constructor(options: RegistryOptions = {}) {
     this.semaphore = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
@@ -161,7 +165,10 @@ export class ToolRegistryImpl {
       },
       record: (toolId, durationMs, error) => this.record(toolId, durationMs, error),
       authorize: (call) => this.gate.authorize(call),
+      pend: (request) => this.pendingCalls.add(request),
     };
+    this.pendingCalls = new PendingCalls((event) => this.emit(event), this.truncateOptions);
+    this.onDispose(() => this.pendingCalls.dispose());
     this.gate = new PolicyGate(
       (id) => {
         const entry = this.entries.get(id);
@@ -391,6 +398,24 @@ export class ToolRegistryImpl {
       timeoutMs: options.timeoutMs,
       listeners,
     });
+  }
+
+  /**
+   * Delivers the late result of a call whose tool returned `Tool.pending` (a text, a result, or an
+   * Error for a failure); emits `resolved`. Throws when no call with that id is waiting.
+   */
+  submitResult(toolCallId: string, result: LateResult): Promise<PendingCall> {
+    return this.pendingCalls.submit(toolCallId, result);
+  }
+
+  /** The pending-call records (waiting and settled, not yet taken), optionally one session's. */
+  pending(filter?: { sessionID?: string }): PendingCall[] {
+    return this.pendingCalls.list(filter);
+  }
+
+  /** Removes and returns settled pending calls, for `lateResultMessages` on the agent's next turn. */
+  takeSettled(filter?: { sessionID?: string }): PendingCall[] {
+    return this.pendingCalls.takeSettled(filter);
   }
 
   /** Takes ownership of a tool source (an MCP server connection adopts itself when made). */

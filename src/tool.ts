@@ -119,8 +119,13 @@ export namespace Tool {
     description: string;
     /** The arguments' zod schema; also becomes the JSON Schema the model sees. */
     parameters: P;
-    /** Runs the tool with parsed arguments (defaults applied). Throw to report failure. */
-    execute(args: z.infer<P>, ctx: Context<M>): Promise<Result<M>>;
+    /**
+     * Runs the tool with parsed arguments (defaults applied). Throw to report failure. An async
+     * generator (`async *execute`) reports progress by yielding (each yield goes where
+     * `ctx.metadata` goes) and returns the result. Return `Tool.pending(...)` when the result will
+     * arrive later (`registry.submitResult`).
+     */
+    execute(args: z.infer<P>, ctx: Context<M>): Promise<Result<M>> | ProgressGenerator<M>;
     /**
      * Values for `${name}` placeholders in the tool's external `.txt` description, computed at
      * init (e.g. task lists its configured sub-agents as `${subagents}`).
@@ -162,12 +167,45 @@ export namespace Tool {
     unavailable?: string;
   }
 
-  /** A definition bound to its id, ready to run. */
-  export interface Initialized<P extends z.ZodType = z.ZodType, M extends Metadata = Metadata> extends Definition<
-    P,
-    M
+  /** An `execute` written as an async generator: yields progress, returns the result. */
+  export type ProgressGenerator<M extends Metadata = Metadata> = AsyncGenerator<MetadataUpdate<M>, Result<M>, void>;
+
+  /** A definition bound to its id, ready to run: `execute` always returns a promise (generators are driven). */
+  export interface Initialized<P extends z.ZodType = z.ZodType, M extends Metadata = Metadata> extends Omit<
+    Definition<P, M>,
+    'execute'
   > {
     id: string;
+    /** Runs the tool; progress an async-generator definition yields has gone to `ctx.metadata`. */
+    execute(args: z.infer<P>, ctx: Context<M>): Promise<Result<M>>;
+  }
+
+  /** How a pending result waits: what the model is told now, and how long the result may take. */
+  export interface PendingOptions {
+    /** Said to the model now, before the registry's note that the result will arrive later. */
+    message?: string;
+    /** How long `registry.submitResult` may take before the call expires as an error (clamped; see `DEFAULT_PENDING_EXPIRY_MS`). */
+    expiresInMs?: number;
+  }
+
+  /** Marks a result as pending; `Symbol.for` so two copies of the package recognise each other's. */
+  const PENDING = Symbol.for('agent-toolbelt.pending');
+
+  /**
+   * The result of a call whose real result arrives later (a person's answer, a webhook): the
+   * registry records the call, the model is told to expect the result later, and
+   * `registry.submitResult(callID, result)` delivers it.
+   */
+  export function pending<M extends Metadata = Metadata>(options: PendingOptions = {}): Result<M> {
+    const marker = { message: options.message, expiresInMs: options.expiresInMs };
+    return { title: 'pending', metadata: {} as M, output: options.message ?? '', [PENDING]: marker } as Result<M>;
+  }
+
+  /** The pending options of a result made by `Tool.pending`, else undefined. */
+  export function pendingOf(result: unknown): PendingOptions | undefined {
+    return result && typeof result === 'object'
+      ? ((result as Record<symbol, PendingOptions | undefined>)[PENDING] ?? undefined)
+      : undefined;
   }
 
   /** What `Tool.define` returns: what the tool says about itself and a way to make a fresh initialised tool. */
@@ -227,8 +265,49 @@ export namespace Tool {
         if (!def.jsonSchema) toolJsonSchema(id, def.parameters);
         // A fresh object each time: callers may decorate it (description from a file) without
         // touching the shared definition.
-        return { ...def, id };
+        // Called with the initialised object as `this`, as before generators were accepted.
+        // eslint-disable-next-line @typescript-eslint/unbound-method -- re-bound with .call below
+        const run = def.execute;
+        return {
+          ...def,
+          id,
+          execute(args: z.infer<P>, ctx: Context<M>): Promise<Result<M>> {
+            const out = run.call(this, args, ctx);
+            return isProgressGenerator(out) ? driveGenerator(id, out, ctx) : out;
+          },
+        };
       },
     };
+  }
+
+  function isProgressGenerator<M extends Metadata>(
+    out: Promise<Result<M>> | ProgressGenerator<M>,
+  ): out is ProgressGenerator<M> {
+    return typeof (out as { next?: unknown }).next === 'function' && Symbol.asyncIterator in out;
+  }
+
+  /** Runs a generator `execute`: each yield is a progress report, the return value the result. */
+  async function driveGenerator<M extends Metadata>(
+    id: string,
+    gen: ProgressGenerator<M>,
+    ctx: Context<M>,
+  ): Promise<Result<M>> {
+    const signal = ctx.abort as AbortSignal | undefined;
+    for (;;) {
+      const step = await gen.next();
+      if (step.done) {
+        if (step.value === undefined)
+          throw new Error(
+            `Tool "${id}" finished without returning a result: its generator must end with return { title, metadata, output }. This is a bug in the tool.`,
+          );
+        return step.value;
+      }
+      ctx.metadata(step.value);
+      // A stopped call's result is ignored: end the generator so its finally blocks release what it holds.
+      if (signal?.aborted) {
+        await gen.return(undefined as never);
+        throw signal.reason;
+      }
+    }
   }
 }

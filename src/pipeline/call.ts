@@ -7,12 +7,12 @@
  * Over 400 lines: the Call class is one call's lifecycle (settle-once state, listeners, abort/timeout race).
  */
 import { randomUUID } from 'node:crypto';
-import type { Tool } from '../tool.js';
+import { Tool } from '../tool.js';
 import { DEFAULT_MAX_BYTES, mayNeedTruncation, truncateOutput, type TruncateOptions } from '../truncate.js';
 import { parseArgumentsWithRepairs, type ArgumentRepair } from './arguments.js';
 import type { Deadline, DeadlineQueue } from './deadlines.js';
 import type { Semaphore } from './semaphore.js';
-import type { OnToolResult, ToolEvent, ToolFinalUpdate, ToolUpdate } from './types.js';
+import type { OnToolResult, PendingCall, ToolEvent, ToolFinalUpdate, ToolUpdate } from './types.js';
 
 /** What the registry hands the pipeline: its shared limits and sinks. */
 export interface PipelineHost {
@@ -29,6 +29,17 @@ export interface PipelineHost {
    * undefined synchronously when there is nothing to wait for, so plain calls stay cheap.
    */
   authorize?(call: AuthorizeCall): Promise<string | undefined> | string | undefined;
+  /** Records a call whose tool returned `Tool.pending`: the record, or a refusal the model reads (too many waiting). */
+  pend?(request: PendRequest): PendingCall | string;
+}
+
+/** What the pipeline tells the registry about a call that will be resolved later. */
+export interface PendRequest {
+  toolId: string;
+  callID: string;
+  args: unknown;
+  sessionID: string;
+  options: Tool.PendingOptions;
 }
 
 /** What step 2 judges: the call as sent (approvals are bound to these arguments) and as parsed. */
@@ -153,6 +164,8 @@ class Call {
   declare private skipStats: boolean;
   /** What argument repair changed, reported as the result's `metadata.repairs`. */
   declare private repairs?: ArgumentRepair[];
+  /** The arguments as parsed (a pending call's record keeps them). */
+  declare private args: unknown;
 
   constructor(host: PipelineHost, req: CallRequest) {
     this.host = host;
@@ -170,6 +183,7 @@ class Call {
     this.final = undefined;
     this.skipStats = false;
     this.repairs = undefined;
+    this.args = undefined;
   }
 
   /**
@@ -193,7 +207,7 @@ class Call {
     let args: unknown;
     try {
       const parsed = parseArgumentsWithRepairs(toolId, tool.parameters, req.args);
-      args = parsed.value;
+      args = this.args = parsed.value;
       this.repairs = parsed.repairs;
     } catch (err) {
       return this.fail(errorText(err, toolId));
@@ -324,6 +338,8 @@ class Call {
     let attachments: Tool.Attachment[] | undefined;
     try {
       if (!result || typeof result !== 'object') throw new Error('it is not an object');
+      const pendingOptions = Tool.pendingOf(result);
+      if (pendingOptions) return this.pend(pendingOptions);
       output = result.output;
       title = result.title;
       const given: unknown = result.metadata;
@@ -380,6 +396,30 @@ class Call {
       );
     }
     return this.finish(undefined, final);
+  }
+
+  /** The tool returned `Tool.pending`: the registry records the call and the model is told to go on. */
+  private pend(options: Tool.PendingOptions): ToolFinalUpdate {
+    const { toolId, callID } = this;
+    const record = this.host.pend?.({
+      toolId,
+      callID,
+      args: this.args,
+      sessionID: this.req.ctx?.sessionID ?? 'default',
+      options,
+    });
+    if (record === undefined)
+      return this.fail(`Tool "${toolId}" returned a pending result, but this host does not keep pending calls.`);
+    if (typeof record === 'string') return this.fail(record);
+    const lead = record.message ? `${record.message.trim()}\n\n` : '';
+    return this.finish(undefined, {
+      title: `${toolId}: waiting for the result`,
+      output:
+        `${lead}The result of this call (${callID}) will arrive later, in a later message, ` +
+        `or as an error if it has not arrived by ${new Date(record.expiresAt).toISOString()}. ` +
+        'Do not call the tool again for it; go on with other work, or end your turn if nothing else can be done without it.',
+      metadata: { pending: true, expiresAt: record.expiresAt },
+    });
   }
 
   /** Fails a call that never ran (see `failCall`). */

@@ -37,7 +37,10 @@ export type ToolEvent =
   | { type: 'failed'; toolId: string; callID: string; update: ToolFinalUpdate; timestamp: number }
   | { type: 'warning'; toolId: string; message: string; timestamp: number }
   | McpStatusEvent
-  | McpToolsEvent;
+  | McpToolsEvent
+  | { type: 'pending'; toolId: string; callID: string; call: PendingCall; timestamp: number }
+  | { type: 'resolved'; toolId: string; callID: string; call: PendingCall; update: ToolFinalUpdate; timestamp: number }
+  | { type: 'expired'; toolId: string; callID: string; call: PendingCall; update: ToolFinalUpdate; timestamp: number };
 
 /** An MCP server connection of the registry changed state: connected, disconnected, reconnecting, failed, closed ... */
 export interface McpStatusEvent {
@@ -57,6 +60,28 @@ export interface McpToolsEvent {
   /** The connection's tool ids now. */
   tools: string[];
   timestamp: number;
+}
+
+/** A call whose tool returned `Tool.pending(...)`: its result arrives later through `registry.submitResult`. */
+export interface PendingCall {
+  /** The call's id (the LangChain tool_call_id when an agent made the call). */
+  toolCallId: string;
+  /** The tool's id. */
+  tool: string;
+  /** The arguments as parsed. */
+  args: unknown;
+  /** The session the call belongs to. */
+  sessionID: string;
+  /** `pending` until `submitResult` (`resolved`) or the deadline (`expired`). */
+  status: 'pending' | 'resolved' | 'expired';
+  /** What the tool told the model while it waits. */
+  message: string;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+  /** Milliseconds since the epoch; past it the call resolves as an error. */
+  expiresAt: number;
+  /** Once settled: the late final update (completed with the submitted result, or an error). */
+  update?: ToolFinalUpdate;
 }
 
 /** Statistics of one tool. */
