@@ -79,6 +79,21 @@ describe('toolbelt list', () => {
     expect(res.stdout).toMatch(/^undo_turn\s+\[write\]\s+Undoes every file change/m);
   });
 
+  it('says what to set for web_search when no search backend is configured, and lists it once one is', async () => {
+    const unset = { SEARXNG_URL: '', BRAVE_SEARCH_API_KEY: '', TAVILY_API_KEY: '', WEB_SEARCH_BACKEND: '' };
+    const without = await toolbelt(['list', '--workspace', ws.dir], { env: unset });
+    expect(without.code).toBe(0);
+    expect(without.stdout).not.toMatch(/^web_search/m);
+    expect(without.stderr).toMatch(
+      /web_search is not registered: .*set SEARXNG_URL .*BRAVE_SEARCH_API_KEY .*TAVILY_API_KEY/,
+    );
+    const withBackend = await toolbelt(['list', '--workspace', ws.dir], {
+      env: { ...unset, SEARXNG_URL: 'http://127.0.0.1:9' },
+    });
+    expect(withBackend.stdout).toMatch(/^web_search\s+\[network\]\s+Searches the web/m);
+    expect(withBackend.stderr).not.toMatch(/web_search/);
+  });
+
   it('--json gives names, permissions, descriptions and input JSON Schemas', async () => {
     const res = await toolbelt(['list', ...base(), '--json', '--permissions', 'read']);
     expect(res.code).toBe(0);

@@ -51,7 +51,14 @@ export {
 } from './pending.js';
 export { ToolbeltTool, PROGRESS_EVENT, type ToolProgressChunk } from './langchain.js';
 export { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
-export { builtinTools, registerBuiltinTools, type BuiltinTool } from './tools/index.js';
+export { builtinTools, registerBuiltinTools, unregisteredBuiltins, type BuiltinTool } from './tools/index.js';
+export {
+  webSearchConfigFromEnv,
+  type WebSearchConfig,
+  type WebSearchBackend,
+  type WebSearchResult,
+  type WebSearchMetadata,
+} from './tools/web-search.js';
 export {
   checkAddress,
   checkHost,

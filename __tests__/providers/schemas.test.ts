@@ -17,6 +17,8 @@ import { tempDir } from '../helpers.js';
 let workspace: { dir: string; cleanup: () => Promise<void> };
 beforeAll(async () => {
   workspace = await tempDir('toolbelt-schemas-');
+  // web_search is registered only with a backend configured; configure one so it is checked too.
+  process.env.SEARXNG_URL ??= 'http://127.0.0.1:9';
 });
 afterAll(() => workspace.cleanup());
 

@@ -82,11 +82,12 @@ export async function makeRegistry(values: Values, ownsPolicy = false): Promise<
   const registry = createRegistry({ policy });
   // task delegates to sub-agents, which are chat models configured in code (initCtx.subagents); the
   // command line cannot configure them, so task could only ever fail here and is not offered.
-  // A --tools module can register it with sub-agents.
+  // A --tools module can register it with sub-agents. web_search without a configured backend is
+  // left out too (`toolbelt list` says what to set).
   if (!values['no-builtins'])
     registerBuiltinTools(
       registry,
-      builtinTools.map((t) => t.info.id).filter((id) => id !== 'task'),
+      builtinTools.filter((t) => t.info.id !== 'task' && !t.unregisteredReason?.()).map((t) => t.info.id),
     );
   for (const file of (values.tools as string[] | undefined) ?? []) await loadToolsModule(registry, file);
   if (values['mcp-config'] !== undefined) {
