@@ -3,14 +3,19 @@
  * Must not run a tool: it only initialises tools to describe them.
  */
 import type { Command, Setup, Values } from './command.js';
-import { unregisteredBuiltins } from '../tools/index.js';
+import { builtinTools, unregisteredBuiltins } from '../tools/index.js';
+import { isAllowed } from '../permissions.js';
 
 async function list({ registry, initCtx, grant }: Setup, values: Values): Promise<number> {
   const ids = registry.enabled(grant);
-  // Built-ins that need configuration and have none: said on stderr, so stdout stays the list.
+  // Built-ins the permissions allow but that need configuration and have none: said on stderr, so
+  // stdout stays the list.
   if (!values['no-builtins'])
-    for (const { id, reason } of unregisteredBuiltins())
-      if (!registry.has(id)) process.stderr.write(`toolbelt: ${id} is not registered: ${reason}\n`);
+    for (const { id, reason } of unregisteredBuiltins()) {
+      const declared = builtinTools.find((t) => t.info.id === id)!.permissions;
+      if (!registry.has(id) && isAllowed(declared, grant))
+        process.stderr.write(`toolbelt: ${id} is not registered: ${reason}\n`);
+    }
   const rows = await Promise.all(
     ids.map(async (id) => {
       const tool = await registry.initialized(id, initCtx);
