@@ -69,6 +69,17 @@ export {
   TEXT_TYPES,
   DROPPED_ELEMENTS,
 } from './tools/webfetch.js';
+export {
+  HTTP_MAX_RESPONSE_BYTES,
+  HTTP_MAX_REQUEST_BYTES,
+  HTTP_DEFAULT_TIMEOUT_SECONDS,
+  HTTP_MAX_TIMEOUT_SECONDS,
+  HTTP_MAX_REDIRECTS,
+  HTTP_ERROR_BODY_CHARS,
+  HTTP_CROSS_ORIGIN_HEADERS,
+} from './net/http.js';
+export { HTTP_CACHE_MAX_ENTRIES, HTTP_CACHE_MAX_BODY_BYTES } from './net/response-cache.js';
+export { HTTP_METHODS, HTTP_FORBIDDEN_HEADERS, HTTP_MAX_PAIRS } from './tools/http-request.js';
 export { MAX_WRITE_BYTES } from './tools/write.js';
 export { MAX_DELETE_ENTRIES, DELETE_PROGRESS_EVERY } from './tools/delete.js';
 export { MAX_LINE_COUNT_BYTES } from './tools/file-info.js';

@@ -399,12 +399,25 @@ export interface GuardedGetOptions {
   resolver?: Resolver;
 }
 
+/** Options for one guarded request of any method. */
+export interface GuardedRequestOptions extends GuardedGetOptions {
+  /** HTTP method (default GET). */
+  method?: string;
+  /** The request body, sent as is. */
+  body?: Buffer;
+}
+
 /**
  * Sends one GET to `url` with the SSRF guard applied (scheme, host name, literal IP, every DNS
  * answer) and resolves with the response once its headers arrive. Does not follow redirects.
  * A fresh connection each time (no agent pool), so no socket is reused across hosts.
  */
-export async function guardedGet(url: URL, options: GuardedGetOptions = {}): Promise<http.IncomingMessage> {
+export function guardedGet(url: URL, options: GuardedGetOptions = {}): Promise<http.IncomingMessage> {
+  return guardedRequest(url, options);
+}
+
+/** `guardedGet` for any method, with an optional body: the same checks, no redirects followed. */
+export async function guardedRequest(url: URL, options: GuardedRequestOptions = {}): Promise<http.IncomingMessage> {
   const policy = compilePolicy(options.policy);
   assertUrlAllowed(url, policy);
   const mod = url.protocol === 'https:' ? https : http;
@@ -415,7 +428,7 @@ export async function guardedGet(url: URL, options: GuardedGetOptions = {}): Pro
       hostname: host,
       port: url.port || undefined,
       path: `${url.pathname}${url.search}`,
-      method: 'GET',
+      method: options.method ?? 'GET',
       headers: options.headers,
       agent: false,
       signal: options.signal,
@@ -425,6 +438,6 @@ export async function guardedGet(url: URL, options: GuardedGetOptions = {}): Pro
     });
     req.once('response', resolve);
     req.once('error', reject);
-    req.end();
+    req.end(options.body);
   });
 }

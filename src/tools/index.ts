@@ -17,6 +17,7 @@ import { BashOutputTool, BashKillTool } from './bash-jobs.js';
 import { TodoWriteTool, TodoReadTool } from './todo.js';
 import { TaskTool } from './task.js';
 import { WebfetchTool } from './webfetch.js';
+import { HttpRequestTool } from './http-request.js';
 import { MoveTool } from './move.js';
 import { DeleteTool } from './delete.js';
 import { UndoFileTool, UndoTurnTool } from './undo.js';
@@ -27,6 +28,7 @@ import { WebSearchTool, webSearchUnregisteredReason } from './web-search.js';
 // Tool files that declare typed init options on Tool.InitContext: named imports used only as
 // values are dropped from the published .d.ts, these side-effect imports keep the declarations.
 import '../net/ssrf.js';
+import './http-request.js';
 import './search-common.js';
 import './grep.js';
 import './list.js';
@@ -62,6 +64,7 @@ const BUILTIN_INFOS: Tool.Info[] = [
   BashKillTool,
   TaskTool,
   WebfetchTool,
+  HttpRequestTool,
   TodoWriteTool,
   TodoReadTool,
   CurrentTimeTool,
