@@ -94,6 +94,13 @@ describe('toolbelt list', () => {
     expect(withBackend.stderr).not.toMatch(/web_search/);
   });
 
+  it('shows the built-in http_request under the network permission', async () => {
+    const res = await toolbelt(['list', '--workspace', ws.dir, '--permissions', 'network']);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/^http_request\s+\[network\]\s+Sends one HTTP request to an API/m);
+    expect(res.stdout).not.toMatch(/^read\s/m);
+  });
+
   it('--json gives names, permissions, descriptions and input JSON Schemas', async () => {
     const res = await toolbelt(['list', ...base(), '--json', '--permissions', 'read']);
     expect(res.code).toBe(0);
