@@ -1,0 +1,13 @@
+/**
+ * REST and OpenAPI tools: the public entry (`registerRestTools`, `importOpenApi`, `registerOpenApiTools`).
+ * Only re-exports; the mechanisms live in tools.ts, template.ts and openapi.ts.
+ */
+export {
+  registerRestTools,
+  restTool,
+  restToolId,
+  REST_NAME_PREFIX,
+  REST_DEFAULT_CONCURRENCY,
+  type RestToolConfig,
+  type RegisterRestOptions,
+} from './tools.js';
