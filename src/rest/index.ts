@@ -11,3 +11,11 @@ export {
   type RestToolConfig,
   type RegisterRestOptions,
 } from './tools.js';
+export {
+  importOpenApi,
+  registerOpenApiTools,
+  OPENAPI_MAX_DESCRIPTION_CHARS,
+  OPENAPI_MAX_SCHEMA_DEPTH,
+  type OpenApiImportOptions,
+  type OpenApiImport,
+} from './openapi.js';

@@ -1,0 +1,331 @@
+/**
+ * OpenAPI 3 import: a document (file, URL or object) -> one `RestToolConfig` per operation
+ * (operationId as name; path, query and header parameters and the JSON request body as the
+ * arguments' schema, `$ref`s resolved by @apidevtools/json-schema-ref-parser, the resolver
+ * swagger-parser uses, imported directly: swagger-parser's CommonJS entry `require`s that ES module,
+ * which Jest's ESM mode and Node < 20.19 cannot load). No HTTP calls of the tools here.
+ */
+import type { ToolRegistryImpl } from '../registry.js';
+import { compilePolicy, type SsrfPolicy } from '../net/ssrf.js';
+import { HTTP_DEFAULT_TIMEOUT_SECONDS, renderBody, sendHttp, statusFailure } from '../net/http.js';
+import { registerRestTools, type RegisterRestOptions, type RestToolConfig } from './tools.js';
+
+/** Longest tool description an imported operation gets (summary + description), in characters. */
+export const OPENAPI_MAX_DESCRIPTION_CHARS = 1024;
+/** Levels of nested schema kept before the rest is summarised in a description. */
+export const OPENAPI_MAX_SCHEMA_DEPTH = 8;
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
+
+/** How an OpenAPI document becomes tools. */
+export interface OpenApiImportOptions {
+  /** Base URL of the API; default the document's first `servers` entry (a relative one resolved against the document's URL). */
+  serverUrl?: string;
+  /** Credentials added to every request (values may use `${ENV}`); an operation parameter they cover is not shown to the model. */
+  auth?: {
+    /** `Authorization: Bearer <token>`. */
+    bearer?: string;
+    headers?: Record<string, string>;
+    query?: Record<string, string>;
+  };
+  /** Only operations with one of these tags. */
+  tags?: string[];
+  /** Only these operationIds. */
+  operations?: string[];
+  /** Applied to every tool made (see `RestToolConfig`). */
+  cacheTtlSeconds?: number;
+  concurrency?: number;
+  timeoutSeconds?: number;
+  /** The address policy for fetching the document and for the tools' calls. */
+  ssrfPolicy?: SsrfPolicy;
+  allowedHosts?: string[];
+}
+
+/** What an import produced: the tool configs, and the operations left out with the reason. */
+export interface OpenApiImport {
+  title: string;
+  configs: RestToolConfig[];
+  skipped: Array<{ operation: string; reason: string }>;
+}
+
+type Json = Record<string, unknown>;
+interface Parameter {
+  name: string;
+  in: 'path' | 'query' | 'header' | 'cookie';
+  description?: string;
+  required?: boolean;
+  schema?: Json;
+}
+
+/** The $ref resolver, loaded on first import (it is only needed here). */
+const refParser = async () => (await import('@apidevtools/json-schema-ref-parser')).default;
+
+/** Reads and dereferences an OpenAPI 3 document and makes one REST tool config per selected operation. */
+export async function importOpenApi(
+  source: string | object,
+  options: OpenApiImportOptions = {},
+): Promise<OpenApiImport> {
+  const { doc, base } = await load(source, options);
+  const version = str(doc.openapi, '');
+  if (!version.startsWith('3.'))
+    throw new Error(
+      `Not an OpenAPI 3 document (openapi: ${JSON.stringify(doc.openapi ?? doc.swagger ?? null)}). Convert Swagger 2 documents to OpenAPI 3 first.`,
+    );
+  const server = serverUrl(doc, base, options.serverUrl);
+  const auth = authTemplates(options.auth);
+  const configs: RestToolConfig[] = [];
+  const skipped: OpenApiImport['skipped'] = [];
+  const paths = (doc.paths ?? {}) as Record<string, Json>;
+  for (const [route, item] of Object.entries(paths)) {
+    for (const method of METHODS) {
+      const op = item?.[method] as Json | undefined;
+      if (!op) continue;
+      const operationId = str(op.operationId, `${method}_${route}`.replace(/[^a-zA-Z0-9]+/g, '_'));
+      const tags = Array.isArray(op.tags) ? op.tags.map(String) : [];
+      if (options.operations && !options.operations.includes(operationId)) continue;
+      if (options.tags && !tags.some((t) => options.tags!.includes(t))) continue;
+      try {
+        configs.push(operationConfig({ route, method, op, item, operationId, tags, server, auth, options }));
+      } catch (err) {
+        skipped.push({ operation: operationId, reason: (err as Error).message });
+      }
+    }
+  }
+  const info = (doc.info ?? {}) as Json;
+  return { title: str(info.title, 'API'), configs, skipped };
+}
+
+/** `importOpenApi` then `registerRestTools`: returns the registered ids and the operations left out. */
+export async function registerOpenApiTools(
+  registry: ToolRegistryImpl,
+  source: string | object,
+  options: OpenApiImportOptions & RegisterRestOptions = {},
+): Promise<{ ids: string[]; skipped: OpenApiImport['skipped'] }> {
+  const imported = await importOpenApi(source, options);
+  const ids = registerRestTools(registry, imported.configs, options);
+  return { ids, skipped: imported.skipped };
+}
+
+async function load(source: string | object, options: OpenApiImportOptions): Promise<{ doc: Json; base?: URL }> {
+  const parser = await refParser();
+  // External references over HTTP are not followed: only this module's guarded fetch goes out.
+  const parseOptions = { resolve: { http: false as const }, dereference: { circular: 'ignore' as const } };
+  if (typeof source === 'string' && /^https?:\/\//i.test(source)) {
+    const url = new URL(source);
+    const res = await sendHttp(
+      { method: 'GET', url, headers: { Accept: 'application/json' } },
+      { policy: compilePolicy(options.ssrfPolicy), timeoutMs: HTTP_DEFAULT_TIMEOUT_SECONDS * 1000 },
+    );
+    if (res.status < 200 || res.status > 299) throw statusFailure(res, 'GET');
+    const body = renderBody(res, 'GET');
+    if (body.kind !== 'json')
+      throw new Error(
+        `${url.href} did not answer with a JSON document (${body.contentType}). Save a YAML document to a file and import the file.`,
+      );
+    const doc = (await parser.dereference(body.json as never, parseOptions as never)) as unknown as Json;
+    return { doc, base: res.finalUrl };
+  }
+  const input = typeof source === 'string' ? source : (structuredClone(source) as never);
+  try {
+    return { doc: (await parser.dereference(input, parseOptions as never)) as unknown as Json };
+  } catch (err) {
+    throw new Error(
+      `The OpenAPI document ${typeof source === 'string' ? source : '(object)'} could not be read: ${(err as Error).message}`,
+      { cause: err },
+    );
+  }
+}
+
+function serverUrl(doc: Json, base: URL | undefined, given: string | undefined): string {
+  const servers = Array.isArray(doc.servers) ? (doc.servers as Json[]) : [];
+  let raw = given ?? (servers[0]?.url as string | undefined);
+  if (!raw) throw new Error('The document lists no servers; pass serverUrl.');
+  if (!given && servers[0]?.variables) {
+    for (const [name, v] of Object.entries(servers[0].variables as Record<string, Json>))
+      raw = raw.replaceAll(`{${name}}`, str(v.default, ''));
+  }
+  if (/^https?:\/\//i.test(raw)) return raw.replace(/\/+$/, '');
+  if (!base)
+    throw new Error(
+      `The document's server URL ${JSON.stringify(raw)} is relative and the document has no URL; pass serverUrl.`,
+    );
+  return new URL(raw, base).href.replace(/\/+$/, '');
+}
+
+function authTemplates(auth: OpenApiImportOptions['auth']): {
+  headers: Record<string, string>;
+  query: Record<string, string>;
+} {
+  const headers = { ...(auth?.headers ?? {}) };
+  if (auth?.bearer) headers.Authorization = `Bearer ${auth.bearer}`;
+  return { headers, query: { ...(auth?.query ?? {}) } };
+}
+
+interface OperationInput {
+  route: string;
+  method: string;
+  op: Json;
+  item: Json;
+  operationId: string;
+  tags: string[];
+  server: string;
+  auth: { headers: Record<string, string>; query: Record<string, string> };
+  options: OpenApiImportOptions;
+}
+
+function operationConfig(input: OperationInput): RestToolConfig {
+  const { route, method, op, item, operationId, server, auth, options } = input;
+  const params = mergeParameters(item.parameters, op.parameters);
+  const properties: Record<string, Json> = {};
+  const required: string[] = [];
+  const query: Record<string, string> = { ...auth.query };
+  const headers: Record<string, string> = { ...auth.headers };
+  const covered = (p: Parameter) =>
+    (p.in === 'header' && Object.keys(auth.headers).some((h) => h.toLowerCase() === p.name.toLowerCase())) ||
+    (p.in === 'query' && p.name in auth.query);
+  let path = route;
+  for (const p of params) {
+    if (p.in === 'cookie') {
+      if (p.required) throw new Error(`it needs the cookie parameter "${p.name}", which is not supported`);
+      continue;
+    }
+    if (covered(p)) continue;
+    const arg = argName(p.name, properties);
+    properties[arg] = schemaToJson(p.schema ?? { type: 'string' }, p.description || `${p.in} parameter ${p.name}`, 0);
+    if (p.required || p.in === 'path') required.push(arg);
+    if (p.in === 'path') path = path.replaceAll(`{${p.name}}`, `{${arg}}`);
+    else if (p.in === 'query') query[p.name] = `{${arg}}`;
+    else headers[p.name] = `{${arg}}`;
+  }
+  let body: unknown;
+  const requestBody = op.requestBody as Json | undefined;
+  if (requestBody) {
+    const content = (requestBody.content ?? {}) as Record<string, Json>;
+    const type = Object.keys(content).find((t) => t === 'application/json' || /\+json$/.test(t));
+    if (!type) {
+      throw new Error(`its request body is ${Object.keys(content).join(', ')}; only JSON request bodies are supported`);
+    } else {
+      const arg = argName('body', properties);
+      properties[arg] = schemaToJson(
+        (content[type].schema as Json) ?? {},
+        str(requestBody.description, 'The request body'),
+        0,
+      );
+      if (requestBody.required) required.push(arg);
+      body = `{${arg}}`;
+      headers['Content-Type'] = type;
+    }
+  }
+  const text = [op.summary, op.description]
+    .filter((s) => typeof s === 'string' && s.trim())
+    .map((s) => String(s).trim());
+  if (text.length === 2 && text[1].startsWith(text[0].replace(/\.$/, ''))) text.shift();
+  let description = `${text.join(' ') || `${method.toUpperCase()} ${route}`} (${method.toUpperCase()} ${route})`;
+  if (description.length > OPENAPI_MAX_DESCRIPTION_CHARS)
+    description = `${description.slice(0, OPENAPI_MAX_DESCRIPTION_CHARS - 3)}...`;
+  return {
+    name: operationId,
+    description,
+    method: method.toUpperCase() as RestToolConfig['method'],
+    url: `${server}${path}`,
+    query,
+    headers,
+    ...(body !== undefined ? { body } : {}),
+    parametersSchema: { type: 'object', properties, ...(required.length ? { required } : {}) },
+    unusedArguments: 'ignore',
+    ...(options.cacheTtlSeconds !== undefined ? { cacheTtlSeconds: options.cacheTtlSeconds } : {}),
+    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+    ...(options.timeoutSeconds !== undefined ? { timeoutSeconds: options.timeoutSeconds } : {}),
+    ...(options.ssrfPolicy ? { ssrfPolicy: options.ssrfPolicy } : {}),
+    ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
+  };
+}
+
+/** Path-level parameters, overridden by the operation's own with the same name and location. */
+function mergeParameters(pathLevel: unknown, opLevel: unknown): Parameter[] {
+  const out = new Map<string, Parameter>();
+  for (const list of [pathLevel, opLevel])
+    if (Array.isArray(list)) for (const p of list as Parameter[]) if (p?.name && p.in) out.set(`${p.in}:${p.name}`, p);
+  return [...out.values()];
+}
+
+/** A parameter name every provider accepts (letters, digits, `_`; not starting with a digit), unique among `taken`. */
+function argName(name: string, taken: Record<string, unknown>): string {
+  let arg = name.replace(/[^a-zA-Z0-9_]/g, '_');
+  if (!/^[a-zA-Z_]/.test(arg)) arg = `_${arg}`;
+  arg = arg.slice(0, 60);
+  let n = 2;
+  const stem = arg;
+  while (arg in taken) arg = `${stem}_${n++}`;
+  return arg;
+}
+
+const KEPT = [
+  'type',
+  'enum',
+  'format',
+  'minimum',
+  'maximum',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minItems',
+  'maxItems',
+  'default',
+  'title',
+] as const;
+
+/** An OpenAPI 3.0 schema object as JSON Schema: `nullable` as a type list, OpenAPI-only keywords dropped, a description everywhere. */
+export function schemaToJson(schema: Json, fallbackDescription: string, depth: number): Json {
+  if (!schema || typeof schema !== 'object') return { type: 'string', description: fallbackDescription };
+  if (typeof schema.$ref === 'string' || depth > OPENAPI_MAX_SCHEMA_DEPTH)
+    return {
+      type: 'object',
+      description: `${fallbackDescription} (a nested ${refName(schema)} object; shown no deeper)`,
+    };
+  const out: Json = {};
+  for (const key of KEPT) if (schema[key] !== undefined) out[key] = schema[key];
+  if (out.format === 'binary' || out.format === 'byte') delete out.format;
+  // OpenAPI 3.0's boolean exclusive bounds.
+  if (schema.exclusiveMinimum === true && typeof schema.minimum === 'number') out.exclusiveMinimum = schema.minimum;
+  if (schema.exclusiveMaximum === true && typeof schema.maximum === 'number') out.exclusiveMaximum = schema.maximum;
+  if (out.exclusiveMinimum !== undefined) delete out.minimum;
+  if (out.exclusiveMaximum !== undefined) delete out.maximum;
+  let description = str(schema.description, fallbackDescription);
+  if (schema.example !== undefined) description += ` (e.g. ${JSON.stringify(schema.example)})`;
+  out.description = description;
+  if (schema.properties && typeof schema.properties === 'object') {
+    const props: Json = {};
+    for (const [name, child] of Object.entries(schema.properties as Record<string, Json>)) {
+      if (child?.readOnly === true) continue; // set by the server, never sent
+      props[name] = schemaToJson(child, name, depth + 1);
+    }
+    out.properties = props;
+    if (!out.type) out.type = 'object';
+    const req = Array.isArray(schema.required)
+      ? schema.required.filter((r) => typeof r === 'string' && r in props)
+      : [];
+    if (req.length) out.required = req;
+  }
+  if (schema.items && typeof schema.items === 'object')
+    out.items = schemaToJson(schema.items as Json, 'an item', depth + 1);
+  if (schema.additionalProperties && typeof schema.additionalProperties === 'object')
+    out.additionalProperties = schemaToJson(schema.additionalProperties as Json, 'a value', depth + 1);
+  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
+    const list = schema[key];
+    if (Array.isArray(list)) out[key] = list.map((s: Json, i) => schemaToJson(s, `option ${i + 1}`, depth + 1));
+  }
+  if (schema.nullable === true && typeof out.type === 'string') out.type = [out.type, 'null'];
+  return out;
+}
+
+function refName(schema: Json): string {
+  return typeof schema.$ref === 'string' ? (schema.$ref.split('/').pop() ?? 'recursive') : 'deeper';
+}
+
+/** A string, number or boolean as text; anything else (absent, an object) is `fallback`. */
+function str(value: unknown, fallback: string): string {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+    ? String(value)
+    : fallback;
+}
