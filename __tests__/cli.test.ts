@@ -94,6 +94,33 @@ describe('toolbelt list', () => {
     expect(withBackend.stderr).not.toMatch(/web_search/);
   });
 
+  it('--rest-config registers REST and OpenAPI tools from a config file, and reports operations left out', async () => {
+    const config = path.join(ws.dir, 'rest.json');
+    await writeFile(
+      config,
+      JSON.stringify({
+        tools: [{ name: 'weather', description: 'Weather for a city.', url: 'https://api.example.com/w/{city}' }],
+        openapi: [
+          {
+            document: path.join(ROOT, '__tests__', 'fixtures', 'openapi', 'petstore3.json'),
+            serverUrl: 'https://petstore3.swagger.io/api/v3',
+            operations: ['getPetById', 'uploadFile'],
+          },
+        ],
+      }),
+    );
+    const res = await toolbelt(['list', '--no-builtins', '--rest-config', config]);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/^rest__weather\s+\[network\]\s+Weather for a city\.$/m);
+    expect(res.stdout).toMatch(/^rest__getPetById\s+\[network\]\s+Find pet by ID\. Returns a single pet\./m);
+    expect(res.stderr).toContain(
+      'OpenAPI operation "uploadFile" left out: its request body is application/octet-stream',
+    );
+    const bad = await toolbelt(['list', '--no-builtins', '--rest-config', path.join(ws.dir, 'missing.json')]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('Cannot read the REST config');
+  });
+
   it('shows the built-in http_request under the network permission', async () => {
     const res = await toolbelt(['list', '--workspace', ws.dir, '--permissions', 'network']);
     expect(res.code).toBe(0);

@@ -51,6 +51,7 @@ Options (every command):
   --tools FILE        Load more tools from an ES module (repeatable): its default export is
                       (registry) => void, or an array of { info, permissions, descriptionPath? }.
   --mcp-config FILE   Import tools from the MCP servers in a JSON config (see docs/mcp.md).
+  --rest-config FILE  Register REST and OpenAPI tools from a JSON config (see docs/rest-openapi.md).
   --no-builtins       Do not register the built-in tools.
   --policy FILE       Allow/ask/deny rules every call obeys (default: ./toolbelt.policy.json if present).
   -h, --help          Show this help.   -v, --version   Show the version.

@@ -80,6 +80,8 @@ export {
 } from './net/http.js';
 export { HTTP_CACHE_MAX_ENTRIES, HTTP_CACHE_MAX_BODY_BYTES } from './net/response-cache.js';
 export { HTTP_METHODS, HTTP_FORBIDDEN_HEADERS, HTTP_MAX_PAIRS } from './tools/http-request.js';
+export { REST_NAME_PREFIX, REST_DEFAULT_CONCURRENCY } from './rest/tools.js';
+export { OPENAPI_MAX_DESCRIPTION_CHARS, OPENAPI_MAX_SCHEMA_DEPTH } from './rest/openapi.js';
 export { MAX_WRITE_BYTES } from './tools/write.js';
 export { MAX_DELETE_ENTRIES, DELETE_PROGRESS_EVERY } from './tools/delete.js';
 export { MAX_LINE_COUNT_BYTES } from './tools/file-info.js';

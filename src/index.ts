@@ -103,6 +103,20 @@ export { orderProgressBeforeResponses } from './mcp/progress-order.js';
 export { toolsForTurn, deferredTools, TOOL_SEARCH_ID, type DeferredTool, type ToolSearchMetadata } from './mcp/lazy.js';
 export { lazyToolsMiddleware } from './mcp/lazy-middleware.js';
 export {
+  registerRestTools,
+  restTool,
+  restToolId,
+  importOpenApi,
+  registerOpenApiTools,
+  loadRestConfig,
+  type RestToolConfig,
+  type RegisterRestOptions,
+  type OpenApiImportOptions,
+  type OpenApiImport,
+  type RestConfigFile,
+  type RestOpenApiEntry,
+} from './rest/index.js';
+export {
   providerJsonSchema,
   portableJsonSchema,
   ToolSchemaError,

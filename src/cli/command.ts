@@ -32,6 +32,7 @@ export const COMMON: ParseArgsConfig['options'] = {
   permissions: { type: 'string' },
   tools: { type: 'string', multiple: true },
   'mcp-config': { type: 'string' },
+  'rest-config': { type: 'string' },
   'no-builtins': { type: 'boolean' },
   policy: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -59,7 +60,7 @@ export interface Setup {
   policyFile?: string;
 }
 
-/** Builds the registry the common flags describe (built-ins, --tools modules, --mcp-config servers). */
+/** Builds the registry the common flags describe (built-ins, --tools modules, --mcp-config servers, --rest-config APIs). */
 export async function makeRegistry(values: Values, ownsPolicy = false): Promise<Setup> {
   let grant: ToolPermission[];
   try {
@@ -101,6 +102,16 @@ export async function makeRegistry(values: Values, ownsPolicy = false): Promise<
     const conn = await connectMcp(registry, { servers, workspaceFolder: initCtx.workspaceRoot ?? process.cwd() });
     for (const s of conn.servers) {
       if (s.state === 'failed') process.stderr.write(`toolbelt: MCP server "${s.name}" did not start: ${s.error}\n`);
+    }
+  }
+  if (values['rest-config'] !== undefined) {
+    const { loadRestConfig } = await import('../rest/config.js');
+    try {
+      const { skipped } = await loadRestConfig(registry, String(values['rest-config']));
+      for (const s of skipped)
+        process.stderr.write(`toolbelt: OpenAPI operation "${s.operation}" left out: ${s.reason}\n`);
+    } catch (err) {
+      throw new UsageError((err as Error).message);
     }
   }
   return { registry, initCtx, grant, policyFile };

@@ -19,3 +19,4 @@ export {
   type OpenApiImportOptions,
   type OpenApiImport,
 } from './openapi.js';
+export { loadRestConfig, type RestConfigFile, type RestOpenApiEntry } from './config.js';
