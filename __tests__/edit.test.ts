@@ -5,7 +5,7 @@ import { tempDir, makeCtx } from './helpers.js';
 import { EditTool, MAX_LISTED_MATCHES } from '../src/tools/edit.js';
 import { ReadTool } from '../src/tools/read.js';
 import { findMatches } from '../src/tools/edit-match.js';
-import { parseArguments } from '../src/index.js';
+import { createRegistry, parseArguments, registerBuiltinTools } from '../src/index.js';
 import { exactByteEdit, BYTE_EDIT_MAX_WINDOW } from '../src/tools/edit-bytes.js';
 import { diffOfReplacements } from '../src/diff.js';
 import fc from 'fast-check';
@@ -221,14 +221,25 @@ describe('edit: line endings, BOM, locking, size', () => {
     expect(await contentOf(f)).toBe('a\r\nB\nc\r\n');
   });
 
-  it('50 concurrent edits with distinct targets on one file: all 50 applied', async () => {
-    const lines = Array.from({ length: 50 }, (_, i) => `item ${i} = pending;`);
-    const f = await fixture(lines.join('\n') + '\n');
-    const results = await Promise.allSettled(
-      lines.map((_, i) => doEdit({ filePath: f, oldString: `item ${i} = pending;`, newString: `item ${i} = done;` })),
+  it('100 concurrent edits with distinct targets on one file through registry.execute: all 100 land', async () => {
+    const r = registerBuiltinTools(createRegistry());
+    const init = { workspaceRoot: dir };
+    const lines = Array.from({ length: 100 }, (_, i) => `item ${i} = pending;`);
+    const name = `many-${++n}.txt`;
+    await writeFile(path.join(dir, name), lines.join('\n') + '\n');
+    expect((await r.execute('read', { filePath: name }, { sessionID: 'many' }, init)).success).toBe(true);
+    const results = await Promise.all(
+      lines.map((_, i) =>
+        r.execute(
+          'edit',
+          { filePath: name, oldString: `item ${i} = pending;`, newString: `item ${i} = done;` },
+          { sessionID: 'many' },
+          init,
+        ),
+      ),
     );
-    expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
-    expect(await contentOf(f)).toBe(lines.map((_, i) => `item ${i} = done;`).join('\n') + '\n');
+    expect(results.filter((res) => !res.success).map((res) => res.error)).toEqual([]);
+    expect(await contentOf(name)).toBe(lines.map((_, i) => `item ${i} = done;`).join('\n') + '\n');
   });
 
   it('a fuzzy edit in a 10 MB file is applied correctly (only the target line changes)', async () => {

@@ -4,7 +4,7 @@
  * that made it (0700, never a followed symlink, files 0600), so no one can widen what read may read.
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { lstat, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { Tool, createRegistry, registerBuiltinTools, type ToolRegistryImpl } from '../src/index.js';
@@ -57,6 +57,39 @@ describe('two registries are two worlds', () => {
     );
     expect(inA.error).toBeUndefined();
     expect(await readFile(path.join(ws, 'a.txt'), 'utf8')).toBe('beta\n');
+  });
+
+  it("move and delete check freshness against their own registry's reads only", async () => {
+    const init = { workspaceRoot: ws };
+    const ctx = { sessionID: 's' };
+    const a = world();
+    const b = world();
+    for (const f of ['m1.txt', 'd1.txt']) await writeFile(path.join(ws, f), 'v1\n');
+    for (const f of ['m1.txt', 'd1.txt'])
+      expect((await a.execute('read', { filePath: f }, ctx, init)).success).toBe(true);
+    // Changed on disk after A read them (a later mtime and another size).
+    for (const f of ['m1.txt', 'd1.txt']) {
+      await writeFile(path.join(ws, f), 'version two\n');
+      await utimes(path.join(ws, f), new Date(), new Date(Date.now() + 5_000));
+    }
+    // A read the old version: both refuse and say to read again.
+    const moveA = await a.execute('move', { from: 'm1.txt', to: 'm2.txt' }, ctx, init);
+    expect(moveA.error).toMatch(/changed on disk since it was read/);
+    const deleteA = await a.execute('delete', { path: 'd1.txt' }, ctx, init);
+    expect(deleteA.error).toMatch(/changed on disk since it was read/);
+    // B never read them: A's reads are not B's, so nothing is stale for B.
+    const moveB = await b.execute('move', { from: 'm1.txt', to: 'm2.txt' }, ctx, init);
+    expect(moveB.error).toBeUndefined();
+    const deleteB = await b.execute('delete', { path: 'd1.txt' }, ctx, init);
+    expect(deleteB.error).toBeUndefined();
+    await expect(lstat(path.join(ws, 'd1.txt'))).rejects.toThrow(/ENOENT/);
+    // A read carried over by A's move stays in A: B may not overwrite the moved file unread.
+    await writeFile(path.join(ws, 'm3.txt'), 'three\n');
+    expect((await a.execute('read', { filePath: 'm3.txt' }, ctx, init)).success).toBe(true);
+    expect((await a.execute('move', { from: 'm3.txt', to: 'm4.txt' }, ctx, init)).error).toBeUndefined();
+    const writeB = await b.execute('write', { filePath: 'm4.txt', content: 'from B\n' }, ctx, init);
+    expect(writeB.error).toMatch(/has not been read in this session/);
+    expect((await a.execute('write', { filePath: 'm4.txt', content: 'from A\n' }, ctx, init)).error).toBeUndefined();
   });
 
   it('todo lists of one session id are separate per registry, also for calls that name no session', async () => {
