@@ -10,6 +10,7 @@ import {
   countNewlineBytes,
 } from '../src/tools/bash.js';
 import { tempDir, makeCtx } from './helpers.js';
+import { createRegistry, registerBuiltinTools } from '../src/index.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -207,6 +208,32 @@ describe('bash: killing', () => {
     expect(res.output).toMatch(/\[Command killed: the call was aborted/);
     expect(liveInGroup(shellPid(res.output))).toEqual([]);
     expect(liveMatching('sleep 95.7')).toEqual([]);
+  });
+
+  it('an abort through the pipeline returns the output printed so far with the abort notice, after the group is gone', async () => {
+    const r = registerBuiltinTools(createRegistry(), ['bash']);
+    const controller = new AbortController();
+    const res = await r.execute(
+      'bash',
+      { command: "trap '' TERM; echo pid=$$ started; echo second line; sleep 93.4 & sleep 93.4", description: 'wait' },
+      {},
+      { workspaceRoot: dir },
+      {
+        signal: controller.signal,
+        onToolResult: (u) => {
+          if (u.status === 'running' && textField(u.result.metadata.output).includes('second line')) controller.abort();
+        },
+      },
+    );
+    expect(res.status).toBe('error');
+    expect(res.error).toBe('Tool "bash" was aborted before it finished.');
+    expect(res.result.output).toMatch(/^pid=\d+ started\nsecond line\n/);
+    expect(res.result.output).toMatch(/\[Command killed: the call was aborted/);
+    expect(res.result.output).toMatch(/Tool "bash" was aborted before it finished\.$/);
+    expect(res.result.metadata.killed).toBe('aborted');
+    // The answer comes once the tool stopped: the group (which ignored SIGTERM) is already gone.
+    expect(liveInGroup(shellPid(res.result.output))).toEqual([]);
+    expect(liveMatching('sleep 93.4')).toEqual([]);
   });
 
   it('does not start a command when the call is already aborted', async () => {

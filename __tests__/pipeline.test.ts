@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { Tool, createRegistry, type ToolUpdate } from '../src/index.js';
 import { tempDir } from './helpers.js';
+import { ABORT_GRACE_MS } from '../src/constants.js';
 
 /** A promise with its resolve function, for waiting on an event. */
 function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => void } {
@@ -141,6 +142,83 @@ describe('pipeline: stopping a call', () => {
     release.resolve();
     await r.execute('gated', {}); // a later call completes normally: the gate is open
     expect(finals).toHaveLength(1);
+  });
+});
+
+describe('pipeline: a stopped call keeps what the tool produced', () => {
+  it('a tool that answers its abort returns its partial output with the abort notice', async () => {
+    const started = deferred();
+    const controller = new AbortController();
+    const partial = Tool.define('partial', {
+      description: 'collects until aborted',
+      parameters: z.object({}),
+      async execute(_args, ctx) {
+        const seen = ['line 1', 'line 2'];
+        started.resolve();
+        await new Promise<void>((resolve) => ctx.abort.addEventListener('abort', () => resolve()));
+        return { title: 'partial', metadata: { lines: seen.length }, output: seen.join('\n') };
+      },
+    });
+    const r = createRegistry().register(partial, { permissions: { required: [] } });
+    const pending = r.execute('partial', {}, {}, undefined, { signal: controller.signal });
+    await started.promise;
+    controller.abort(new Error('user pressed stop'));
+    const res = await pending;
+    expect(res).toMatchObject({ status: 'error', success: false });
+    expect(res.error).toBe('Tool "partial" was aborted (user pressed stop) before it finished.');
+    expect(res.result.output).toBe(
+      'line 1\nline 2\n\nError: Tool "partial" was aborted (user pressed stop) before it finished.',
+    );
+    expect(res.result.metadata).toMatchObject({ lines: 2, error: res.error });
+  });
+
+  it('the final update comes only after the tool finished its own cleanup', async () => {
+    const order: string[] = [];
+    const started = deferred();
+    const controller = new AbortController();
+    const cleanup = Tool.define('cleanup', {
+      description: 'cleans up when aborted',
+      parameters: z.object({}),
+      async execute(_args, ctx) {
+        started.resolve();
+        await new Promise<void>((resolve) => ctx.abort.addEventListener('abort', () => resolve()));
+        order.push('cleanup started');
+        await new Promise<void>((resolve) => setImmediate(resolve)); // a step that takes a turn of the loop
+        order.push('cleanup done');
+        throw new Error('stopped');
+      },
+    });
+    const r = createRegistry().register(cleanup, { permissions: { required: [] } });
+    const pending = r.execute('cleanup', {}, {}, undefined, {
+      signal: controller.signal,
+      onToolResult: (u) => u.status !== 'running' && order.push('final'),
+    });
+    await started.promise;
+    controller.abort();
+    const res = await pending;
+    expect(order).toEqual(['cleanup started', 'cleanup done', 'final']);
+    expect(res.error).toBe('Tool "cleanup" was aborted before it finished.');
+  });
+
+  it(`a tool that reads ctx.abort but never stops is answered after ABORT_GRACE_MS (${ABORT_GRACE_MS} ms)`, async () => {
+    const started = deferred();
+    const controller = new AbortController();
+    const stubborn = Tool.define('stubborn', {
+      description: 'looks at its signal, then ignores it',
+      parameters: z.object({}),
+      async execute(_args, ctx) {
+        void ctx.abort.aborted;
+        started.resolve();
+        return new Promise<Tool.Result>(() => undefined);
+      },
+    });
+    const r = createRegistry().register(stubborn, { permissions: { required: [] } });
+    const pending = r.execute('stubborn', {}, {}, undefined, { signal: controller.signal });
+    await started.promise;
+    controller.abort();
+    const res = await pending;
+    expect(res.error).toBe('Tool "stubborn" was aborted before it finished.');
+    expect(res.result.output).toBe(res.error);
   });
 });
 

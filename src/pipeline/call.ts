@@ -106,6 +106,12 @@ export function failCall(
 
 const ABORT_EVENT_OPTIONS = { once: true } as const;
 
+/**
+ * After an abort or timeout, how long a tool that reads `ctx.abort` may take to return its own
+ * result (the output so far) before the call is answered without it, in ms.
+ */
+export const ABORT_GRACE_MS = 3_000;
+
 /** Where a context keeps its call: a symbol, so it stays out of the tool-facing string keys. */
 const CALL = Symbol('call');
 
@@ -133,7 +139,7 @@ class CallContext implements Tool.Context {
   }
 
   get abort(): AbortSignal {
-    return this[CALL].signal();
+    return this[CALL].toolSignal();
   }
 }
 
@@ -166,6 +172,8 @@ class Call {
   declare private repairs?: ArgumentRepair[];
   /** The arguments as parsed (a pending call's record keeps them). */
   declare private args: unknown;
+  /** The tool read `ctx.abort`, so it may answer an abort with its own (partial) result. */
+  declare private abortAware: boolean;
 
   constructor(host: PipelineHost, req: CallRequest) {
     this.host = host;
@@ -184,6 +192,7 @@ class Call {
     this.skipStats = false;
     this.repairs = undefined;
     this.args = undefined;
+    this.abortAware = false;
   }
 
   /**
@@ -232,17 +241,27 @@ class Call {
       if (timeoutMs !== undefined) deadline = host.deadlines.add(timeoutMs, () => this.timedOut(timeoutMs));
 
       let result: Tool.Result;
+      let graceTimer: NodeJS.Timeout | undefined;
       try {
         const running = tool.execute(args, this.context());
         result = await new Promise<Tool.Result>((resolve, reject) => {
-          this.interrupt = reject;
-          if (this.stopped) reject(this.stopped);
-          // An abandoned (stopped) call may still settle later; its outcome is ignored.
+          // A tool that looked at ctx.abort may be stopping on its own (bash kills its process
+          // group and keeps what was printed): wait up to ABORT_GRACE_MS for its own result. One
+          // that never looked is answered at once. Past the grace, its late outcome is ignored.
+          this.interrupt = (err) => {
+            if (!this.abortAware) reject(err);
+            else graceTimer ??= setTimeout(() => reject(err), ABORT_GRACE_MS);
+          };
+          if (this.stopped) this.interrupt(this.stopped);
           Promise.resolve(running).then(resolve, reject);
         });
       } catch (err) {
         return this.fail(this.stopped ? this.abortMessage : errorText(err, toolId));
+      } finally {
+        if (graceTimer) clearTimeout(graceTimer);
       }
+      // Stopped, but the tool answered in time: what it produced so far, with the reason it stopped.
+      if (this.stopped) return this.complete(result, this.abortMessage);
       return this.complete(result);
     } finally {
       deadline?.cancel();
@@ -254,6 +273,12 @@ class Call {
   /** The context handed to the tool. */
   private context(): Tool.Context {
     return new CallContext(this, this.req.ctx, this.callID);
+  }
+
+  /** The signal handed to the tool: a tool that asked for it is given time to stop on its own. */
+  toolSignal(): AbortSignal {
+    this.abortAware = true;
+    return this.signal();
   }
 
   /** The call's AbortSignal, made on first use. */
@@ -328,7 +353,8 @@ class Call {
       });
   }
 
-  private complete(result: Tool.Result): ToolFinalUpdate | Promise<ToolFinalUpdate> {
+  /** Reports the tool's result; `stoppedBy` (an abort or timeout notice) makes it an error that keeps the output. */
+  private complete(result: Tool.Result, stoppedBy?: string): ToolFinalUpdate | Promise<ToolFinalUpdate> {
     const { toolId, host } = this;
     // Each field is read once, into plain values: a result with throwing getters fails here (in
     // run's one failure path), never later in a caller.
@@ -348,12 +374,14 @@ class Call {
       attachments = Array.isArray(att) && att.length ? [...(att as Tool.Attachment[])] : undefined;
     } catch (err) {
       return this.fail(
-        `Tool "${toolId}" returned a result that could not be read (${errorText(err, toolId)}). This is a bug in the tool.`,
+        stoppedBy ??
+          `Tool "${toolId}" returned a result that could not be read (${errorText(err, toolId)}). This is a bug in the tool.`,
       );
     }
     if (typeof output !== 'string') {
       return this.fail(
-        `Tool "${toolId}" returned an invalid result (expected { title, metadata, output }). This is a bug in the tool.`,
+        stoppedBy ??
+          `Tool "${toolId}" returned an invalid result (expected { title, metadata, output }). This is a bug in the tool.`,
       );
     }
     const final: Tool.Result = {
@@ -363,6 +391,7 @@ class Call {
     };
     if (attachments) final.attachments = attachments;
     if (result.structuredContent !== undefined) final.structuredContent = result.structuredContent;
+    if (stoppedBy !== undefined) metadata.error = stoppedBy;
     if (metadata.error) {
       // The model reads `output`; make sure it carries the error, whatever else the tool wrote.
       const message =
