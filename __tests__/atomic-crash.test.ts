@@ -5,10 +5,11 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { spawn } from 'node:child_process';
-import { readFile, writeFile, readdir, mkdir } from 'node:fs/promises';
+import { readFile, writeFile, readdir, mkdir, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from './helpers.js';
+import { STALE_TEMP_MIN_AGE_MS, atomicWriteFile, isAtomicTempName } from '../src/atomic-write.js';
 import { ROOT, ensureDist } from './dist.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -68,19 +69,39 @@ describe('atomicWriteFile under SIGKILL', () => {
         await mkdir(laneDir);
         const target = path.join(laneDir, 'big.txt');
         await writeFile(target, A);
+        const seen = new Set<string>();
         for (let i = 0; i < KILLS / PARALLEL; i++) {
           await runAndKill(target, 1 + (i % 3), (i + lane) % 7);
           kills++;
           const now = await readFile(target);
           expect(now.length).toBe(SIZE);
           expect(now.equals(A) || now.equals(B)).toBe(true);
-          // A leftover temp file proves this kill landed inside a write (the target still intact).
-          if ((await readdir(laneDir)).some((n) => n.endsWith('.tmp'))) midWrite++;
+          // A new leftover temp file proves this kill landed inside a write (the target still intact).
+          const temps = (await readdir(laneDir)).filter((n) => n.endsWith('.tmp'));
+          if (temps.some((n) => !seen.has(n))) midWrite++;
+          for (const n of temps) seen.add(n);
         }
       }),
     );
-    console.log(`atomic-crash: ${kills} SIGKILLs during writes, ${midWrite} landed mid-write, 0 torn files`);
+    // The temp files those kills left are ours by name; once old enough, the next write to their
+    // directory removes every one of them.
+    let leftovers = 0;
+    for (let lane = 0; lane < PARALLEL; lane++) {
+      const laneDir = path.join(dir, `lane-${lane}`);
+      const temps = (await readdir(laneDir)).filter((n) => n.endsWith('.tmp'));
+      expect(temps.filter((n) => !isAtomicTempName(n))).toEqual([]);
+      leftovers += temps.length;
+      const old = new Date(Date.now() - STALE_TEMP_MIN_AGE_MS - 5_000);
+      for (const n of temps) await utimes(path.join(laneDir, n), old, old);
+      await atomicWriteFile(path.join(laneDir, 'big.txt'), 'after the crashes\n');
+      expect(await readdir(laneDir)).toEqual(['big.txt']);
+    }
+    console.log(
+      `atomic-crash: ${kills} SIGKILLs during writes, ${midWrite} landed mid-write, 0 torn files; ` +
+        `${leftovers} leftover temp files, all removed by the next write`,
+    );
     expect(kills).toBeGreaterThanOrEqual(50);
     expect(midWrite).toBeGreaterThan(0);
+    expect(leftovers).toBeGreaterThan(0);
   });
 });

@@ -4,16 +4,20 @@
  * Must not hold tool-specific rules: each tool asks it, none re-implements it.
  * Over 400 lines: the sandbox, atomic writes, locks and the read tracker share path identity and must change together.
  */
-import { promises as fs, constants as fsConstants, lstatSync, realpathSync } from 'node:fs';
+import { promises as fs, lstatSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import type { Tool } from './tool.js';
-import { throwIfAborted } from './abort.js';
-import { statIfExists } from './files.js';
-import { stampOf, sameStamp, StaleFileError, type FileStamp } from './read-tracker.js';
 import { tenantOf, standaloneTenant } from './tenant.js';
 
 export { toolOutputDir } from './output-store.js';
+export {
+  atomicWriteFile,
+  isAtomicTempName,
+  STALE_TEMP_MIN_AGE_MS,
+  STALE_TEMP_MAX_AGE_MS,
+  type AtomicWriteOptions,
+  type AtomicWriteResult,
+} from './atomic-write.js';
 
 export {
   ReadTracker,
@@ -327,122 +331,6 @@ export async function realpathAllowingMissing(p: string, hops = 0): Promise<stri
   const parent = path.dirname(p);
   if (parent === p) return p;
   return path.join(await realpathAllowingMissing(parent, hops), path.basename(p));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Atomic writes
-// ---------------------------------------------------------------------------------------------
-
-/** Options for `atomicWriteFile`. */
-export interface AtomicWriteOptions {
-  /** Mode for a new file (default 0o666 minus umask). An existing file keeps its own mode. */
-  mode?: number;
-  /** Stops before the rename when aborted; the target is then untouched. */
-  signal?: AbortSignal;
-  /**
-   * The version of the existing file the new content was made from: checked again just before the
-   * rename, so a write from outside during the read-modify-write makes this throw `staleMessage`
-   * (a StaleFileError) instead of being silently overwritten.
-   */
-  expect?: FileStamp;
-  /** The message when `expect` no longer matches. */
-  staleMessage?: string;
-}
-
-/** What `atomicWriteFile` did. */
-export interface AtomicWriteResult {
-  /** True when the file did not exist before. */
-  created: boolean;
-  /** The written file's stat, taken from its own descriptor (for the read tracker). */
-  stat: FileStamp;
-}
-
-/**
- * Writes `data` to `target` so that readers (and a crash at any instant) see either the complete
- * old content or the complete new one, never a mix. Existing file: a random temp file beside it,
- * fsync'd, given the old file's mode (and owner, when we may), renamed over it. New file: the
- * temp file is hard-linked into place, which fails if something appeared there meanwhile
- * (exclusive create without ever exposing a half-written file); where hard links are not
- * supported, `open(..., 'wx')` is used. `target` should be a real path (`Workspace.resolve`
- * returns one): rename replaces a symlink rather than following it.
- */
-export async function atomicWriteFile(
-  target: string,
-  data: string | Uint8Array,
-  options: AtomicWriteOptions = {},
-): Promise<AtomicWriteResult> {
-  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-  const existing = await statIfExists(target);
-  if (existing?.isDirectory()) throw new Error(`${target} is a directory; give the path of a file inside it.`);
-  const dir = path.dirname(target);
-  const tmp = path.join(dir, `.${path.basename(target).slice(0, 100)}.${randomBytes(6).toString('hex')}.tmp`);
-  const mode = existing ? existing.mode & 0o7777 : (options.mode ?? 0o666);
-  let stamp: FileStamp;
-  const handle = await fs.open(tmp, fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_WRONLY, mode);
-  let linked = false;
-  try {
-    try {
-      await handle.writeFile(bytes);
-      // Temp files are created through the umask; an existing file's exact mode is restored.
-      if (existing) {
-        await handle.chmod(mode);
-        if (process.getuid?.() === 0) await handle.chown(existing.uid, existing.gid).catch(() => undefined);
-      }
-      await handle.sync();
-      stamp = stampOf(await handle.stat({ bigint: true }));
-    } finally {
-      await handle.close();
-    }
-    throwIfAborted(options.signal, 'The write was aborted before it was committed; the file is unchanged.');
-    if (options.expect) {
-      const now = await fs.stat(target, { bigint: true }).catch(() => undefined);
-      if (!now || !sameStamp(stampOf(now), options.expect)) {
-        throw new StaleFileError(
-          options.staleMessage ?? `${target} changed on disk while it was being rewritten; read it again and retry.`,
-          target,
-          'changed',
-        );
-      }
-    }
-    if (existing) {
-      await fs.rename(tmp, target);
-    } else {
-      try {
-        await fs.link(tmp, target);
-        linked = true;
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'EEXIST')
-          throw new Error(`${target} was created by someone else while it was being written; read it and try again.`, {
-            cause: err,
-          });
-        if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EXDEV') throw err;
-        // No hard links here: fall back to a plain exclusive create.
-        const h = await fs.open(target, 'wx', mode);
-        try {
-          await h.writeFile(bytes);
-          await h.sync();
-          stamp = stampOf(await h.stat({ bigint: true }));
-        } finally {
-          await h.close();
-        }
-      }
-      await fs.unlink(tmp).catch(() => undefined);
-    }
-  } catch (err) {
-    if (!linked) await fs.unlink(tmp).catch(() => undefined);
-    throw err;
-  }
-  await syncDir(dir);
-  return { created: !existing, stat: stamp };
-}
-
-async function syncDir(dir: string): Promise<void> {
-  // Makes the rename itself durable; not every platform lets a directory be opened, so best-effort.
-  const h = await fs.open(dir, 'r').catch(() => undefined);
-  if (!h) return;
-  await h.sync().catch(() => undefined);
-  await h.close().catch(() => undefined);
 }
 
 // ---------------------------------------------------------------------------------------------

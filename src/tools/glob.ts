@@ -10,6 +10,7 @@ import path from 'node:path';
 import type FastGlob from 'fast-glob';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
+import { isAtomicTempName } from '../atomic-write.js';
 import { onFirstUse } from '../lazy.js';
 import { descriptionBeside } from '../description.js';
 import { Workspace, type RealPathGuard } from '../workspace.js';
@@ -246,7 +247,7 @@ function gitignoreAwareReaddir(
     let drop = false;
     let ruleFiles = false;
     for (const e of entries) {
-      if (VCS_DIRS.has(e.name) || e.isSymbolicLink()) drop = true;
+      if (VCS_DIRS.has(e.name) || e.isSymbolicLink() || isAtomicTempName(e.name)) drop = true;
       else if (isIgnoreFileName(e.name)) ruleFiles = true;
     }
     const filter = (chain: Awaited<ReturnType<IgnoreTree['enter']>>): void => {
@@ -258,7 +259,8 @@ function gitignoreAwareReaddir(
       cb(
         null,
         entries.filter((e) => {
-          if (VCS_DIRS.has(e.name) || e.isSymbolicLink()) return false;
+          // Temp files of unfinished or abandoned atomic writes are never results.
+          if (VCS_DIRS.has(e.name) || e.isSymbolicLink() || isAtomicTempName(e.name)) return false;
           return !rules || !tree.isIgnored(chain, path.join(abs, e.name), e.isDirectory());
         }),
       );

@@ -6,6 +6,7 @@
 import { readdirSync, openSync, fstatSync, readFileSync, readSync, closeSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { IgnoreTree, VCS_DIRS } from './search-common.js';
+import { isAtomicTempName } from '../atomic-write.js';
 import type { CompiledPattern } from './grep-pattern.js';
 import type { FileAccumulator, SearchOptions } from './grep-results.js';
 
@@ -60,7 +61,7 @@ export async function searchWithJs(o: SearchOptions): Promise<void> {
     for (const e of entries) {
       if (VCS_DIRS.has(e.name) || e.isSymbolicLink()) continue;
       const isDir = e.isDirectory();
-      if (!isDir && !e.isFile()) continue;
+      if (!isDir && (!e.isFile() || isAtomicTempName(e.name))) continue;
       const abs = dir.endsWith(path.sep) ? dir + e.name : dir + path.sep + e.name;
       if (rules && tree.isIgnored(chain, abs, isDir)) continue;
       if (isDir) subdirs.push(abs);

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { IgnoreTree, VCS_DIRS } from './search-common.js';
 import { abortedMessage } from '../abort.js';
+import { ATOMIC_TEMP_GLOB } from '../atomic-write.js';
 import { RG_MAX_COLUMNS, type FileAccumulator, type SearchOptions } from './grep-results.js';
 
 /** What ripgrep prints instead of a line longer than RG_MAX_COLUMNS. */
@@ -56,6 +57,8 @@ async function rgArguments(o: SearchOptions): Promise<{ args: string[]; ignoreFi
   let ignoreFile: string | undefined;
   if (!o.isFile) {
     for (const d of VCS_DIRS) args.push('--glob', `!${d}`);
+    // Temp files of unfinished or abandoned atomic writes (see isAtomicTempName).
+    args.push('--glob', `!${ATOMIC_TEMP_GLOB}`);
     const names = o.include?.nameGlobs();
     if (names) {
       for (const g of names) args.push('--type-add', `tbinclude:${g}`);

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { Tool } from '../tool.js';
 import { descriptionBeside } from '../description.js';
 import { Workspace } from '../workspace.js';
+import { isAtomicTempName } from '../atomic-write.js';
 import { IgnoreTree, makeIgnore, rootContaining } from './search-common.js';
 import { abortedMessage, throwIfAborted } from '../abort.js';
 
@@ -194,6 +195,7 @@ async function readEntries(
       hidden = false; // a name the matcher cannot take (e.g. "...")
     }
     if (hidden || tree.isIgnored(chain, abs, kind === 'dir')) continue;
+    if (kind === 'file' && isAtomicTempName(d.name)) continue; // an unfinished or abandoned atomic write
     out.push({ name: d.name, abs, kind });
   }
   return out.sort((a, b) =>
