@@ -7,7 +7,7 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createRegistry, registerBuiltinTools } from '../src/index.js';
 import { tempDir } from './helpers.js';
@@ -16,6 +16,8 @@ import { tempDir } from './helpers.js';
 const TICK_MS = 10;
 // 500 ms, not the ~100 ms target: tests share a loaded 2-core machine (the unfixed code blocked for minutes).
 const BLOCKED_GAP_MS = 500;
+/** The single line of the long-line file. */
+const LONG_LINE_CHARS = 50 * 1024 * 1024;
 
 /** Starts a heartbeat; `stop()` returns the number of ticks, the gaps over BLOCKED_GAP_MS and the largest gap. */
 function heartbeat(): { stop: () => { ticks: number; blocked: number; maxGapMs: number } } {
@@ -55,6 +57,12 @@ beforeAll(async () => {
   // Lines of 5,000 'a's: the JS backend matches one line in one go, so the longest line bounds a slice
   // (docs/security.md gives the per-byte cost of the slowest patterns).
   await writeFile(path.join(base.dir, 'redos.txt'), `${'a'.repeat(5_000)}!\n`.repeat(40));
+  // One line of 50 MB (a minified bundle, a data dump): matched off the main thread.
+  await mkdir(path.join(base.dir, 'long'));
+  await writeFile(
+    path.join(base.dir, 'long', 'one-line.txt'),
+    `start ${'a'.repeat(LONG_LINE_CHARS)} needle end\nnext line\n`,
+  );
   const pages: Record<string, string> = {
     '/deep-1000': nestedLists(1000, 1),
     '/deep-20000': nestedLists(20_000, 1),
@@ -86,6 +94,39 @@ describe('CPU bounds', () => {
         `grep ${pattern}: ${res.status}; heartbeat ${hb.ticks} ticks, ${hb.blocked} blocked, max gap ${Math.round(hb.maxGapMs)} ms`,
       );
       expect(res.success).toBe(true);
+      expect(hb.blocked).toBe(0);
+    },
+  );
+
+  it.each([
+    ['needle', 'a literal (V8)', true],
+    ['ne+dle end$', 'a regex (re2js)', true],
+    ['(a+)+$', 'the ReDoS pattern', false],
+  ])(
+    'grep (JS backend) for %s over one 50 MB line: %s, and the heartbeat keeps ticking',
+    async (pattern, _what, completes) => {
+      const registry = registerBuiltinTools(createRegistry({ timeoutMs: 60_000 }), ['grep']);
+      const beat = heartbeat();
+      const res = await registry.execute(
+        'grep',
+        { pattern, path: 'long' },
+        {},
+        { workspaceRoot: base.dir, grepBackend: 'js' },
+        // The ReDoS pattern on 50 MB would take minutes even in linear time: the timeout ends it.
+        completes ? {} : { timeoutMs: 2_000 },
+      );
+      const hb = beat.stop();
+      console.log(
+        `grep ${pattern} over a 50 MB line: ${res.status}; heartbeat ${hb.ticks} ticks, ${hb.blocked} blocked, max gap ${Math.round(hb.maxGapMs)} ms`,
+      );
+      if (completes) {
+        expect(res.error).toBeUndefined();
+        expect(res.result.output).toMatch(/one-line\.txt/);
+        expect(res.result.output).toMatch(/\b1: start aaaa/);
+        expect(res.result.output).not.toMatch(/next line/);
+      } else {
+        expect(res.error).toMatch(/timed out after 2000 ms/);
+      }
       expect(hb.blocked).toBe(0);
     },
   );

@@ -5,6 +5,7 @@ import { GrepTool, MAX_MATCHES } from '../src/tools/grep.js';
 import { MAX_LINE_LENGTH, GREP_LINE_CUT_MARKER } from '../src/tools/grep-results.js';
 import { findExecutable } from '../src/files.js';
 import { compilePattern } from '../src/tools/grep-pattern.js';
+import { AUTOMATON_LONG_LINE_BYTES } from '../src/tools/grep-long-line.js';
 import { tempDir, makeCtx } from './helpers.js';
 import { createRegistry } from '../src/registry.js';
 
@@ -202,6 +203,28 @@ describe('grep: one behaviour table, both backends print the same', () => {
 });
 
 describe('grep: limits', () => {
+  it(`lines longer than AUTOMATON_LONG_LINE_BYTES (${AUTOMATON_LONG_LINE_BYTES}) are matched whole, in a worker, with context and line numbers as rg gives them`, async () => {
+    const long = (c: string) => c.repeat(AUTOMATON_LONG_LINE_BYTES * 3);
+    // Long lines first, in the middle, at the end without a newline; matches at their far ends.
+    await put(
+      'longlines/a.txt',
+      [`${long('x')}tailmark`, 'short one', `head ${long('y')} zz9`, 'needle-2 short', `${long('é')}needle-3`].join(
+        '\n',
+      ),
+    );
+    for (const pattern of ['tailmark$', 'z+9', 'needle-\\d', 'needle']) {
+      const res = await both({ pattern, path: 'longlines', context: 1 });
+      expect(res.metadata.matches).toBeGreaterThan(0);
+    }
+    const res = await both({ pattern: 'needle-\\d', path: 'longlines', context: 1 });
+    expect(res.metadata.matches).toBe(2);
+    expect(res.output).toContain(`  3- head ${'y'.repeat(MAX_LINE_LENGTH - 5)}${GREP_LINE_CUT_MARKER}`);
+    expect(res.output).toContain('  4: needle-2 short');
+    expect(res.output).toContain(`  5: ${'é'.repeat(MAX_LINE_LENGTH)}${GREP_LINE_CUT_MARKER}`);
+    const none = await both({ pattern: 'y{5}z', path: 'longlines' });
+    expect(none.metadata.matches).toBe(0);
+  });
+
   it(`shows exactly ${MAX_MATCHES} matches without a note, and truncates at ${MAX_MATCHES + 1}`, async () => {
     await put('cap100/a.txt', 'hit\n'.repeat(MAX_MATCHES));
     const at = await both({ pattern: 'hit', path: 'cap100' });

@@ -7,11 +7,15 @@ import { readdirSync, openSync, fstatSync, readFileSync, readSync, closeSync, ty
 import path from 'node:path';
 import { IgnoreTree, VCS_DIRS } from './search-common.js';
 import { isAtomicTempName } from '../atomic-write.js';
+import { AUTOMATON_LONG_LINE_BYTES, testLongLine } from './grep-long-line.js';
 import type { CompiledPattern } from './grep-pattern.js';
-import type { FileAccumulator, SearchOptions } from './grep-results.js';
+import { MAX_LINE_LENGTH, type FileAccumulator, type SearchOptions } from './grep-results.js';
 
 /** Block size when the pattern runs on re2js: linear, but a pathological pattern costs microseconds per byte. */
 export const AUTOMATON_BLOCK_BYTES = 8 * 1024;
+
+/** Of a line matched in a worker, the bytes decoded for output: more than MAX_LINE_LENGTH characters, however wide. */
+const LONG_LINE_SHOWN_BYTES = MAX_LINE_LENGTH * 4 + 4;
 
 /** Files up to this size are searched in one piece by the JS backend; bigger ones in blocks. */
 export const JS_BLOCK_BYTES = 8 * 1024 * 1024;
@@ -101,25 +105,64 @@ async function searchFile(
       scanner.block(buf, true);
       return { acc: scanner.acc, mtime: st.mtimeMs };
     }
-    // Large file: blocks of whole lines, so memory stays flat.
-    let carry: Buffer | undefined;
+    // Large file: blocks of whole lines, so memory stays flat. A line longer than `longLine` is
+    // gathered whole (chunks kept in a list: no quadratic re-copying) and matched in a worker.
+    const longLine = o.compiled.automaton ? AUTOMATON_LONG_LINE_BYTES : blockBytes;
+    let carry: Buffer[] = [];
+    let carryBytes = 0;
+    const keep = (b: Buffer): void => {
+      if (!b.length) return;
+      carry.push(Buffer.from(b));
+      carryBytes += b.length;
+    };
+    const takeCarry = (tail?: Buffer): Buffer => {
+      const whole = Buffer.concat(tail ? [...carry, tail] : carry);
+      carry = [];
+      carryBytes = 0;
+      return whole;
+    };
+    /**
+     * Matches one long line off the main thread (its bytes are handed over, not copied); only the
+     * start that output can show is decoded here. False when the call was stopped meanwhile.
+     */
+    const longLineDone = async (line: Buffer, last: boolean): Promise<boolean> => {
+      const shown = Buffer.from(line.subarray(0, LONG_LINE_SHOWN_BYTES));
+      const hit = await testLongLine(line, o.compiled, o.ctx.abort);
+      if (hit === undefined) return false;
+      scanner.block(shown, last, hit);
+      return true;
+    };
     const chunk = Buffer.allocUnsafe(blockBytes);
     for (;;) {
       if (!(await pause())) return null;
       const bytesRead = readSync(fd, chunk, 0, chunk.length, null);
       if (bytesRead === 0) break;
-      let data = chunk.subarray(0, bytesRead);
+      let data: Buffer = chunk.subarray(0, bytesRead);
       if (data.indexOf(0) !== -1) return null;
-      if (carry) data = Buffer.concat([carry, data]);
+      const firstNl = data.indexOf(10);
+      if (firstNl === -1) {
+        keep(data);
+        continue;
+      }
+      if (carryBytes + firstNl > longLine) {
+        if (!(await longLineDone(takeCarry(data.subarray(0, firstNl)), false))) return null;
+        data = data.subarray(firstNl + 1);
+      } else if (carryBytes) {
+        data = takeCarry(data);
+      }
       const lastNl = data.lastIndexOf(10);
       if (lastNl === -1) {
-        carry = Buffer.from(data);
+        keep(data);
         continue;
       }
       scanner.block(data.subarray(0, lastNl + 1), false);
-      carry = lastNl + 1 < data.length ? Buffer.from(data.subarray(lastNl + 1)) : undefined;
+      keep(data.subarray(lastNl + 1));
     }
-    if (carry) scanner.block(carry, true);
+    if (carryBytes > longLine) {
+      if (!(await longLineDone(takeCarry(), true))) return null;
+    } else if (carryBytes) {
+      scanner.block(takeCarry(), true);
+    }
     return { acc: scanner.acc, mtime: st.mtimeMs };
   } catch {
     return null;
@@ -145,18 +188,26 @@ class LineScanner {
     readonly acc: FileAccumulator,
   ) {}
 
-  /** Scans a block of whole lines (the last block may lack its final `\n`). */
-  block(buf: Buffer, last: boolean): void {
+  /**
+   * Scans a block of whole lines (the last block may lack its final `\n`). `hit`, when given, is
+   * whether a long line matches, decided elsewhere (by a worker); `buf` is then the start of that
+   * one line, as much as output shows.
+   */
+  block(buf: Buffer, last: boolean, hit?: boolean): void {
     if (buf.length === 0) return;
-    const text = buf.toString('utf8');
     const pendingAfter = this.afterUntil >= this.nextLine;
-    if (!pendingAfter && !this.re.block.test(text)) {
+    if (hit === false && !pendingAfter) {
+      if (!last) this.skip(buf, this.before ? buf.toString('utf8') : '');
+      return;
+    }
+    const text = buf.toString('utf8');
+    if (hit === undefined && !pendingAfter && !this.re.block.test(text)) {
       if (!last) this.skip(buf, text);
       return;
     }
     const lines = text.split('\n');
     if (text.endsWith('\n')) lines.pop();
-    const hits = this.re.matchLines(text, lines);
+    const hits = hit === undefined ? this.re.matchLines(text, lines) : Uint8Array.of(hit ? 1 : 0);
     const first = this.nextLine;
     for (let i = 0; i < lines.length; i++) {
       const n = first + i;
