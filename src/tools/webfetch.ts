@@ -237,7 +237,7 @@ async function fetchAndConvert(
       title: `Fetched ${url.href} (${formatBytes(body.length)})`,
       metadata: { url: url.href, bytes: body.length },
     });
-    const mime = type.mime && !isSniffable(type.mime) ? type.mime : sniff(body);
+    const mime = effectiveType(type.mime, type.charset, body);
     const metadata: WebfetchMetadata = {
       url: start.href,
       finalUrl: url.href,
@@ -486,6 +486,24 @@ function classify(mime: string): 'html' | 'text' | 'image' | 'binary' {
   if (mime.startsWith('text/') || TEXT_TYPES.has(mime) || mime.endsWith('+json') || mime.endsWith('+xml'))
     return 'text';
   return 'binary';
+}
+
+/**
+ * The type to act on: the declared one unless the bytes contradict it. A server may lie: bytes
+ * labelled as an image that are not one are sniffed (never attached as an image), and "text" with
+ * NUL bytes (outside UTF-16/32) is binary (never converted and handed to the model).
+ */
+function effectiveType(declared: string | undefined, charset: string | undefined, body: Buffer): string {
+  if (!declared || isSniffable(declared)) return sniff(body);
+  const kind = classify(declared);
+  if (kind === 'image') return sniff(body);
+  if (
+    (kind === 'text' || kind === 'html') &&
+    !/^utf-?(16|32)/i.test(charset ?? '') &&
+    body.subarray(0, 1024).includes(0)
+  )
+    return 'application/octet-stream';
+  return declared;
 }
 
 /** Guesses a type from the bytes when the server gave none (or octet-stream). */
