@@ -125,7 +125,14 @@ export async function setupAttackPaths(workspaceDir: string, outsideDir: string)
     // NUL bytes
     { label: 'NUL byte truncation', path: 'inside.txt\0../../etc/passwd', expect: 'outside' },
     { label: 'NUL byte after outside path', path: `${rel}/secret.txt\0.txt`, expect: 'outside' },
+    // Glob and brace syntax (literal to file tools), very long names
+    { label: 'glob star after ..', path: `${rel}/*.txt`, expect: 'outside' },
+    { label: 'brace group after ..', path: `${rel}/{secret,x}.txt`, expect: 'outside' },
+    { label: 'long .. chain (600 chars)', path: `${'../'.repeat(200)}etc/passwd`, expect: 'outside' },
+    { label: 'long name outside', path: `${rel}/${'x'.repeat(300)}`, expect: 'outside' },
     // Hostile-looking but inside
+    { label: 'one-dot-leader lookalike of ..', path: `\u2024\u2024/${outName}/secret.txt`, expect: 'inside' },
+    { label: 'brace group naming ..', path: `{..,x}/${outName}/secret.txt`, expect: 'inside' },
     { label: 'url-encoded dots', path: `%2e%2e/${outName}/secret.txt`, expect: 'inside' },
     { label: 'url-encoded slash', path: `..%2f${outName}%2fsecret.txt`, expect: 'inside' },
     { label: 'backslash traversal (literal on POSIX)', path: `..\\${outName}\\secret.txt`, expect: 'inside' },

@@ -8,6 +8,7 @@ import { Workspace } from '../src/workspace.js';
 import { ReadTool } from '../src/tools/read.js';
 import { WriteTool } from '../src/tools/write.js';
 import { EditTool } from '../src/tools/edit.js';
+import { createRegistry, registerBuiltinTools } from '../src/index.js';
 
 let base: string;
 let cleanup: () => Promise<void>;
@@ -102,6 +103,80 @@ describe('path escapes: read, write, edit', () => {
     }
     expect(problems).toEqual([]);
   });
+
+  it('every outside attack against move (both ends), delete, file_info, the memory tools and bash workdir: nothing outside touched or shown', async () => {
+    const escapes: string[] = [];
+    let cases = 0;
+    let linksActedOn = 0;
+    const labels = fx.attacks.filter((x) => x.expect === 'outside').map((a) => a.label);
+    /** One call against a fresh copy of the fixture (move and delete change the links they act on). */
+    const probe = async (label: string, tool: string, argsOf: (p: string) => Record<string, unknown>) => {
+      const t = await tempDir('escape-more-');
+      try {
+        const ws2 = path.join(t.dir, 'ws');
+        await mkdir(ws2);
+        await mkdir(path.join(t.dir, 'outside'));
+        const fx2 = await setupAttackPaths(ws2, path.join(t.dir, 'outside'));
+        const a = fx2.attacks.find((x) => x.label === label)!;
+        const before2 = await fx2.snapshotOutside();
+        // Is the path itself (not followed) a link that lives in the workspace? Entry tools act on it.
+        const entry = path.resolve(ws2, a.path.includes('\0') ? '.' : a.path);
+        const entryIsLink =
+          path.dirname(entry).startsWith(ws2) &&
+          (await lstat(entry).then(
+            (st) => st.isSymbolicLink(),
+            () => false,
+          ));
+        const registry = registerBuiltinTools(createRegistry());
+        const args = argsOf(a.path);
+        const res = await registry.execute(tool, args, { sessionID: 'attacker-more' }, { workspaceRoot: ws2 });
+        cases++;
+        const text = res.result.output;
+        const problems: string[] = [];
+        if (text.includes(fx2.secret)) problems.push('revealed the secret');
+        if (JSON.stringify([...(await fx2.snapshotOutside())]) !== JSON.stringify([...before2]))
+          problems.push('changed something outside');
+        if (!tool.startsWith('memory_')) {
+          // move, delete and file_info act on a link that lives in the workspace as an entry (move or
+          // delete the link, replace it, describe it), never on its target.
+          const onLink = res.success && entryIsLink && ['move', 'delete', 'file_info'].includes(tool);
+          if (onLink) linksActedOn++;
+          else if (res.success || !/outside the workspace/.test(text)) problems.push('not refused by the sandbox');
+        }
+        if (problems.length)
+          escapes.push(
+            `${tool} ${JSON.stringify(args).slice(0, 70)} <- ${label}: ${problems.join(', ')}: ${text.slice(0, 100)}`,
+          );
+        await fx2.cleanup();
+      } finally {
+        await t.cleanup();
+      }
+    };
+    for (const label of labels) {
+      await probe(label, 'move', (p) => ({ from: p, to: 'moved-by-attack.txt' }));
+      await probe(label, 'move', (p) => ({ from: 'inside.txt', to: p, overwrite: true }));
+      await probe(label, 'delete', (p) => ({ path: p, recursive: true }));
+      await probe(label, 'file_info', (p) => ({ path: p }));
+      await probe(label, 'bash', (p) => ({
+        command: 'pwd; cat secret.txt; touch bash-was-here',
+        workdir: p,
+        description: 'probe',
+      }));
+      // The memory tools take paths under the memory directory: an attack path (also with ".md")
+      // may name a note there, but nothing outside may be read or written.
+      for (const md of ['', '.md']) {
+        await probe(label, 'memory_read', (p) => ({ path: p + md }));
+        await probe(label, 'memory_write', (p) => ({ path: p + md, content: 'PWNED' }));
+        await probe(label, 'memory_patch', (p) => ({ path: p + md, old_str: 'line two', new_str: 'PWNED' }));
+        await probe(label, 'memory_append', (p) => ({ path: p + md, entry: 'PWNED' }));
+        await probe(label, 'memory_list', (p) => ({ dir: p + md }));
+      }
+    }
+    console.log(
+      `path escapes (move x2, delete, file_info, bash workdir, 5 memory tools x2): ${labels.length} attack paths, ${cases} cases, ${escapes.length} escapes (${linksActedOn} acted on a link inside the workspace as an entry, its target untouched)`,
+    );
+    expect(escapes).toEqual([]);
+  }, 300_000);
 
   it('nothing outside the workspace was created or modified, and the parent holds no new entries', async () => {
     expect(await fx.snapshotOutside()).toEqual(before);
