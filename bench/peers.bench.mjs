@@ -6,8 +6,9 @@
 // Ours and deepagents are both invoked as LangChain tools with a tool call (as an agent calls them);
 // ours goes through the registry's full pipeline. Every round checks every side's result: a peer's
 // wrong or cut result is counted and reported next to its time, ours must be exact or the run fails.
-// Data (a node_modules-like tree, a 100 MB log, a 10 MB source file) lives in a temp dir that is
-// removed at the end. Build first (npm run bench does): node bench/peers.bench.mjs
+// Data (a node_modules-like tree, a 100 MB log, a 10 MB source file) and our saved full outputs live
+// in one temp dir that is removed at the end, also when the run fails or is interrupted (the MCP
+// server's child process is closed then too). Build first (npm run bench does): node bench/peers.bench.mjs
 // BENCH_ROUNDS=n scales the round counts; BENCH_ONLY=glob runs only the operations whose label has it.
 import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, createWriteStream, realpathSync } from 'node:fs';
 import os from 'node:os';
@@ -22,348 +23,382 @@ import { median } from './lib.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SCALE = Number(process.env.BENCH_ROUNDS ?? 1);
 const rounds = (n) => Math.max(3, Math.round(n * SCALE));
-const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'toolbelt-peers-')));
+const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'toolbelt-peers-')));
+const root = path.join(base, 'ws'); // the workspace all three contenders see
+const outputDir = path.join(base, 'outputs'); // our saved full outputs (kept out of the workspace)
+mkdirSync(root);
 const NEEDLE = 'toolbeltNeedle42';
 const TAIL = 100;
 
-// ------------------------------------------------------------------------------------------------
-// Data
-// ------------------------------------------------------------------------------------------------
-
-/** A node_modules-like tree: packages with .d.ts, .js (some minified, one long line), .json, .md. */
-function generateTree() {
-  const tree = path.join(root, 'tree');
-  const planted = []; // files holding the needle, with their matching lines
-  let dts = 0;
-  let files = 0;
-  for (let p = 0; p < 470; p++) {
-    const pkg = path.join(tree, p % 5 === 0 ? `@scope${p % 7}` : '', `pkg-${p}`);
-    for (const sub of ['lib', 'dist', 'types']) mkdirSync(path.join(pkg, sub), { recursive: true });
-    writeFileSync(
-      path.join(pkg, 'package.json'),
-      JSON.stringify({ name: `pkg-${p}`, version: '1.0.0', main: 'lib/index.js' }, null, 2),
-    );
-    writeFileSync(path.join(pkg, 'README.md'), `# pkg-${p}\n\nSome documentation.\n`.repeat(20));
-    files += 2;
-    for (let f = 0; f < 6; f++) {
-      const body = Array.from(
-        { length: 60 },
-        (_, i) => `export declare function fn${p}_${f}_${i}(a: string, b: number): Promise<void>;`,
-      );
-      writeFileSync(path.join(pkg, 'types', `mod${f}.d.ts`), body.join('\n') + '\n');
-      dts++;
-      files++;
-      const js = Array.from({ length: 80 }, (_, i) => `function fn${p}_${f}_${i}(a, b) { return a + b * ${i}; }`);
-      let count = 0;
-      if ((p * 6 + f) % 150 === 0) {
-        // A plain line with the needle, and a minified line (3,000+ chars) with it twice.
-        js[10] = `  const key = "${NEEDLE}"; // plain`;
-        js[40] = `var a=${'x=1,'.repeat(400)}b="${NEEDLE}",c=${'y=2,'.repeat(350)}d="${NEEDLE}";`;
-        count = 1;
-      }
-      writeFileSync(path.join(pkg, 'lib', `mod${f}.js`), js.join('\n') + '\n');
-      writeFileSync(path.join(pkg, 'dist', `mod${f}.min.js`), js.join(';'));
-      files += 2;
-      if (count) {
-        // Two matching lines in lib/, and one (the whole minified file) in dist/.
-        planted.push({ rel: `${path.relative(root, pkg)}/lib/mod${f}.js`, count: 2 });
-        planted.push({ rel: `${path.relative(root, pkg)}/dist/mod${f}.min.js`, count: 1 });
-      }
-    }
-  }
-  return { dts, files, planted };
-}
-
-async function generateLog(file, bytes) {
-  const ws = createWriteStream(file);
-  let size = 0;
-  let i = 0;
-  while (size < bytes) {
-    const l = `2026-11-23T10:${String(i % 60).padStart(2, '0')}:00.000Z INFO worker-${i % 17} request ${i} served in ${i % 997} ms\n`;
-    size += l.length;
-    i++;
-    if (!ws.write(l)) await new Promise((r) => ws.once('drain', r));
-  }
-  await new Promise((r) => ws.end(r));
-  return i; // lines
-}
-
-function editSource() {
-  const lines = Array.from({ length: 180_000 }, (_, i) => `    value_${i} = compute(${i}, "padding text here");`);
-  lines[150_000] = '    target_line = 0;';
-  return lines.join('\n') + '\n';
-}
-
-const t0 = performance.now();
-const tree = generateTree();
-const logLines = await generateLog(path.join(root, 'big.log'), 100e6);
-const source = editSource();
-for (const who of ['ours', 'deepagents', 'mcp']) writeFileSync(path.join(root, `${who}.txt`), source);
-const lastLines = readFileSync(path.join(root, 'big.log'), 'utf8')
-  .split('\n')
-  .slice(-TAIL - 1, -1);
-const needleMatches = tree.planted.reduce((n, f) => n + f.count, 0);
-console.log(
-  `data in ${root} (${((performance.now() - t0) / 1000).toFixed(1)} s): tree ${tree.files} files (${tree.dts} .d.ts, ` +
-    `"${NEEDLE}" on ${needleMatches} lines of ${tree.planted.length} files), big.log 100 MB (${logLines} lines), 10 MB source x3`,
-);
-
-// ------------------------------------------------------------------------------------------------
-// Contenders
-// ------------------------------------------------------------------------------------------------
-
-let callId = 0;
-const toolCall = (name, args) => ({ name, args, id: `call_${++callId}`, type: 'tool_call' });
-const text = (msg) => (typeof msg.content === 'string' ? msg.content : msg.content.map((c) => c.text ?? '').join(''));
-
-const registry = registerBuiltinTools(createRegistry());
-const oursTools = await registry.tools({ ids: ['read', 'edit', 'grep', 'glob'], initCtx: { workspaceRoot: root } });
-const oursJsTools = await registry.tools({ ids: ['grep'], initCtx: { workspaceRoot: root, grepBackend: 'js' } });
-const ours = Object.fromEntries(oursTools.map((t) => [t.name, t]));
-/** Our tool's result: the model's text and the Tool.Result riding on the artifact. */
-async function callOurs(name, args, tools = ours) {
-  const msg = await tools[name].invoke(toolCall(name, args));
-  if (msg.status === 'error') throw new Error(`ours ${name} failed: ${text(msg)}`);
-  return { text: text(msg), result: msg.artifact };
-}
-
-const da = Object.fromEntries(
-  createFilesystemMiddleware({ backend: new FilesystemBackend({ rootDir: root, virtualMode: true }) }).tools.map(
-    (t) => [t.name, t],
-  ),
-);
-const callDa = async (name, args) => text(await da[name].invoke(toolCall(name, args)));
-/** deepagents' grep without ripgrep: its own substring fallback runs when `rg` cannot be spawned. */
-async function callDaNoRg(name, args) {
-  const saved = process.env.PATH;
-  process.env.PATH = '/nonexistent';
+/** The MCP filesystem server's client (and so its child process), once connected. */
+let mcp;
+let cleanedUp = false;
+/** Closes the MCP server's child and removes every generated file: on success, failure and Ctrl-C. */
+async function cleanup() {
+  if (cleanedUp) return;
+  cleanedUp = true;
   try {
-    return await callDa(name, args);
+    await mcp?.close();
   } finally {
-    process.env.PATH = saved;
+    rmSync(base, { recursive: true, force: true });
   }
 }
+for (const signal of ['SIGINT', 'SIGTERM'])
+  process.once(signal, () => void cleanup().finally(() => process.exit(128 + (signal === 'SIGINT' ? 2 : 15))));
 
-const mcp = new Client({ name: 'peers-bench', version: '1.0.0' });
-await mcp.connect(
-  new StdioClientTransport({
-    command: process.execPath,
-    args: [
-      path.join(here, '..', 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js'),
-      root,
-    ],
-    stderr: 'ignore',
-  }),
-);
-const callMcp = async (name, args) => {
-  const res = await mcp.callTool({ name, arguments: args });
-  if (res.isError) throw new Error(`MCP ${name} failed: ${res.content[0]?.text}`);
-  return res.content.map((c) => c.text).join('');
-};
+try {
+  // ------------------------------------------------------------------------------------------------
+  // Data
+  // ------------------------------------------------------------------------------------------------
 
-// ------------------------------------------------------------------------------------------------
-// Harness
-// ------------------------------------------------------------------------------------------------
-
-/**
- * Runs each side once as a warm-up, then `n` rounds with the order rotated each round. Each side
- * is { name, run(round) -> result, check(result, round) -> '' | what is wrong }. Ours must be
- * right every round; a peer's problems are collected and reported.
- */
-async function measure(label, n, sides) {
-  if (process.env.BENCH_ONLY && !label.includes(process.env.BENCH_ONLY)) return null;
-  const times = sides.map(() => []);
-  const problems = sides.map(() => new Map());
-  const first = [];
-  for (let r = -1; r < n; r++) {
-    for (let k = 0; k < sides.length; k++) {
-      const i = (k + Math.max(r, 0)) % sides.length;
-      const side = sides[i];
-      const t = performance.now();
-      const res = await side.run(r);
-      const ms = performance.now() - t;
-      if (r === -1) first[i] = ms;
-      else times[i].push(ms);
-      const wrong = await side.check(res, r);
-      if (wrong) {
-        if (side.name === 'ours') throw new Error(`${label}: ours is wrong in round ${r}: ${wrong}`);
-        problems[i].set(wrong, (problems[i].get(wrong) ?? 0) + 1);
+  /** A node_modules-like tree: packages with .d.ts, .js (some minified, one long line), .json, .md. */
+  function generateTree() {
+    const tree = path.join(root, 'tree');
+    const planted = []; // files holding the needle, with their matching lines
+    let dts = 0;
+    let files = 0;
+    for (let p = 0; p < 470; p++) {
+      const pkg = path.join(tree, p % 5 === 0 ? `@scope${p % 7}` : '', `pkg-${p}`);
+      for (const sub of ['lib', 'dist', 'types']) mkdirSync(path.join(pkg, sub), { recursive: true });
+      writeFileSync(
+        path.join(pkg, 'package.json'),
+        JSON.stringify({ name: `pkg-${p}`, version: '1.0.0', main: 'lib/index.js' }, null, 2),
+      );
+      writeFileSync(path.join(pkg, 'README.md'), `# pkg-${p}\n\nSome documentation.\n`.repeat(20));
+      files += 2;
+      for (let f = 0; f < 6; f++) {
+        const body = Array.from(
+          { length: 60 },
+          (_, i) => `export declare function fn${p}_${f}_${i}(a: string, b: number): Promise<void>;`,
+        );
+        writeFileSync(path.join(pkg, 'types', `mod${f}.d.ts`), body.join('\n') + '\n');
+        dts++;
+        files++;
+        const js = Array.from({ length: 80 }, (_, i) => `function fn${p}_${f}_${i}(a, b) { return a + b * ${i}; }`);
+        let count = 0;
+        if ((p * 6 + f) % 150 === 0) {
+          // A plain line with the needle, and a minified line (3,000+ chars) with it twice.
+          js[10] = `  const key = "${NEEDLE}"; // plain`;
+          js[40] = `var a=${'x=1,'.repeat(400)}b="${NEEDLE}",c=${'y=2,'.repeat(350)}d="${NEEDLE}";`;
+          count = 1;
+        }
+        writeFileSync(path.join(pkg, 'lib', `mod${f}.js`), js.join('\n') + '\n');
+        writeFileSync(path.join(pkg, 'dist', `mod${f}.min.js`), js.join(';'));
+        files += 2;
+        if (count) {
+          // Two matching lines in lib/, and one (the whole minified file) in dist/.
+          planted.push({ rel: `${path.relative(root, pkg)}/lib/mod${f}.js`, count: 2 });
+          planted.push({ rel: `${path.relative(root, pkg)}/dist/mod${f}.min.js`, count: 1 });
+        }
       }
     }
+    return { dts, files, planted };
   }
-  const med = times.map(median);
-  const row = {
-    label,
-    sides: sides.map((s, i) => ({ name: s.name, ms: med[i], first: first[i], problems: problems[i] })),
-  };
-  console.log(`\n${label} (${n} rounds)`);
-  for (const s of row.sides) {
-    const issues = [...s.problems].map(([what, count]) => `${what} (${count}/${n + 1} rounds)`).join('; ');
-    console.log(
-      `  ${s.name.padEnd(24)} median ${s.ms.toFixed(1).padStart(8)} ms   first call ${s.first.toFixed(1).padStart(8)} ms${issues ? `   WRONG: ${issues}` : ''}`,
-    );
+
+  async function generateLog(file, bytes) {
+    const ws = createWriteStream(file);
+    let size = 0;
+    let i = 0;
+    while (size < bytes) {
+      const l = `2026-11-23T10:${String(i % 60).padStart(2, '0')}:00.000Z INFO worker-${i % 17} request ${i} served in ${i % 997} ms\n`;
+      size += l.length;
+      i++;
+      if (!ws.write(l)) await new Promise((r) => ws.once('drain', r));
+    }
+    await new Promise((r) => ws.end(r));
+    return i; // lines
   }
-  return row;
-}
 
-const rows = [];
+  function editSource() {
+    const lines = Array.from({ length: 180_000 }, (_, i) => `    value_${i} = compute(${i}, "padding text here");`);
+    lines[150_000] = '    target_line = 0;';
+    return lines.join('\n') + '\n';
+  }
 
-// 1. grep a literal in the tree, rg on both sides.
-const plantedFiles = new Set(tree.planted.map((f) => f.rel));
-function checkOursGrep({ result }) {
-  const m = result.metadata;
-  if (m.matches !== needleMatches || m.files !== tree.planted.length)
-    return `${m.matches} matches in ${m.files} files, expected ${needleMatches} in ${tree.planted.length}`;
-  // Every match is in the text the model gets, or in the full output it is pointed at.
-  const full = m.outputPath ? readFileSync(m.outputPath, 'utf8') : result.output;
-  const shownFiles = [...full.matchAll(/^(\S.*):$/gm)].map((x) => x[1]);
-  if (shownFiles.length !== plantedFiles.size || !shownFiles.every((f) => plantedFiles.has(f)))
-    return `files listed differ: ${shownFiles.length} listed, e.g. ${shownFiles.find((f) => !plantedFiles.has(f)) ?? [...plantedFiles].find((f) => !shownFiles.includes(f))}`;
-  return '';
-}
-function checkDaGrep(out) {
-  const lines = out.split('\n').filter((l) => /^\s+\d+: /.test(l)).length;
-  if (lines === needleMatches) return '';
-  return `shows ${lines} of ${needleMatches} matching lines${/truncated/.test(out) ? ' (cut at 80,000 chars, no total)' : ''}`;
-}
-rows.push(
-  await measure('grep a literal in the tree (rg on both sides)', rounds(9), [
-    { name: 'ours', run: () => callOurs('grep', { pattern: NEEDLE, path: 'tree' }), check: checkOursGrep },
-    { name: 'deepagents', run: () => callDa('grep', { pattern: NEEDLE, path: '/tree' }), check: checkDaGrep },
-  ]),
-);
+  const t0 = performance.now();
+  const tree = generateTree();
+  const logLines = await generateLog(path.join(root, 'big.log'), 100e6);
+  const source = editSource();
+  for (const who of ['ours', 'deepagents', 'mcp']) writeFileSync(path.join(root, `${who}.txt`), source);
+  const lastLines = readFileSync(path.join(root, 'big.log'), 'utf8')
+    .split('\n')
+    .slice(-TAIL - 1, -1);
+  const needleMatches = tree.planted.reduce((n, f) => n + f.count, 0);
+  console.log(
+    `data in ${root} (${((performance.now() - t0) / 1000).toFixed(1)} s): tree ${tree.files} files (${tree.dts} .d.ts, ` +
+      `"${NEEDLE}" on ${needleMatches} lines of ${tree.planted.length} files), big.log 100 MB (${logLines} lines), 10 MB source x3`,
+  );
 
-// 2. grep without rg: our JS backend vs deepagents' substring fallback.
-rows.push(
-  await measure('grep a literal without rg (JS on both sides)', rounds(5), [
-    {
-      name: 'ours',
-      run: () => callOurs('grep', { pattern: NEEDLE, path: 'tree' }, { grep: oursJsTools[0] }),
-      check: checkOursGrep,
-    },
-    { name: 'deepagents', run: () => callDaNoRg('grep', { pattern: NEEDLE, path: '/tree' }), check: checkDaGrep },
-  ]),
-);
+  // ------------------------------------------------------------------------------------------------
+  // Contenders
+  // ------------------------------------------------------------------------------------------------
 
-// 3. glob **/*.d.ts.
-function checkGlobList(paths, label) {
-  const dts = paths.filter((p) => p.endsWith('.d.ts')).length;
-  return dts === tree.dts ? '' : `${label}${dts} of ${tree.dts} paths`;
-}
-rows.push(
-  await measure('glob **/*.d.ts', rounds(9), [
-    {
-      name: 'ours',
-      run: () => callOurs('glob', { pattern: '**/*.d.ts', path: 'tree' }),
-      check: ({ result }) => {
-        if (result.metadata.count !== tree.dts) return `count ${result.metadata.count}, expected ${tree.dts}`;
-        const full = result.metadata.fullListPath ? readFileSync(result.metadata.fullListPath, 'utf8') : result.output;
-        return checkGlobList(full.split('\n'), 'complete list has ');
-      },
-    },
-    {
-      name: 'deepagents',
-      run: () => callDa('glob', { pattern: '**/*.d.ts', path: '/tree' }),
-      check: (out) => checkGlobList(out.split('\n'), `cut at 80,000 chars${/truncated/.test(out) ? '' : '?'}: `),
-    },
-    {
-      name: 'mcp',
-      run: () => callMcp('search_files', { path: path.join(root, 'tree'), pattern: '**/*.d.ts' }),
-      check: (out) => checkGlobList(out.split('\n'), ''),
-    },
-  ]),
-);
+  let callId = 0;
+  const toolCall = (name, args) => ({ name, args, id: `call_${++callId}`, type: 'tool_call' });
+  const text = (msg) => (typeof msg.content === 'string' ? msg.content : msg.content.map((c) => c.text ?? '').join(''));
 
-// 4. The last 100 lines of the 100 MB log.
-const lastNumbered = lastLines.map((l, i) => `${logLines - TAIL + 1 + i}: ${l}`).join('\n');
-rows.push(
-  await measure(`last ${TAIL} lines of a 100 MB file`, rounds(15), [
-    {
-      name: 'ours',
-      run: () => callOurs('read', { filePath: 'big.log', offset: -TAIL }),
-      check: ({ result }) =>
-        result.output.startsWith(`${lastNumbered}\n\n(End of file - ${logLines} lines total)`) ? '' : 'wrong lines',
-    },
-    {
-      // deepagents has no tail: it is given the right 0-based offset (a model would first need the line count).
-      name: 'deepagents',
-      run: () => callDa('read_file', { file_path: '/big.log', offset: logLines - TAIL, limit: TAIL }),
-      check: (out) =>
-        out.trimEnd().endsWith(lastLines.join('\n')) && out.includes(`${lastLines[0]}\n`) ? '' : 'wrong lines',
-    },
-    {
-      name: 'mcp',
-      run: () => callMcp('read_text_file', { path: path.join(root, 'big.log'), tail: TAIL }),
-      check: (out) => {
-        const got = out.split('\n').filter((l) => l !== '');
-        if (got.length !== TAIL) return `returns ${got.length} lines for tail=${TAIL}`;
-        return got.join('\n') === lastLines.join('\n') ? '' : 'wrong lines';
-      },
-    },
-  ]),
-);
+  // The loop guard is off: a benchmark repeats identical calls on purpose.
+  const registry = registerBuiltinTools(createRegistry({ loopGuard: false, truncate: { outputDir } }));
+  const oursTools = await registry.tools({ ids: ['read', 'edit', 'grep', 'glob'], initCtx: { workspaceRoot: root } });
+  const oursJsTools = await registry.tools({ ids: ['grep'], initCtx: { workspaceRoot: root, grepBackend: 'js' } });
+  const ours = Object.fromEntries(oursTools.map((t) => [t.name, t]));
+  /** Our tool's result: the model's text and the Tool.Result riding on the artifact. */
+  async function callOurs(name, args, tools = ours) {
+    const msg = await tools[name].invoke(toolCall(name, args));
+    if (msg.status === 'error') throw new Error(`ours ${name} failed: ${text(msg)}`);
+    return { text: text(msg), result: msg.artifact };
+  }
 
-// 5. Edit one line of a 10 MB file (each side has its own copy; the result is checked on disk).
-await callOurs('read', { filePath: 'ours.txt', limit: 1 }); // ours refuses to edit an unread file
-const expected = { ours: source, deepagents: source, mcp: source };
-const editCheck = (who, r) => () => {
-  const from = `target_line = ${r + 1};`;
-  expected[who] = expected[who].replace(`target_line = ${r + 1 - 1};`, from);
-  return readFileSync(path.join(root, `${who}.txt`), 'utf8') === expected[who]
-    ? ''
-    : 'file content differs from the expected edit';
-};
-rows.push(
-  await measure('edit one line of a 10 MB file', rounds(11), [
-    {
-      name: 'ours',
-      run: (r) =>
-        callOurs('edit', {
-          filePath: 'ours.txt',
-          oldString: `target_line = ${r + 1};`,
-          newString: `target_line = ${r + 2};`,
-        }),
-      check: (_, r) => editCheck('ours', r + 1)(),
-    },
-    {
-      name: 'deepagents',
-      run: (r) =>
-        callDa('edit_file', {
-          file_path: '/deepagents.txt',
-          old_string: `target_line = ${r + 1};`,
-          new_string: `target_line = ${r + 2};`,
-        }),
-      check: (_, r) => editCheck('deepagents', r + 1)(),
-    },
-    {
-      name: 'mcp',
-      run: (r) =>
-        callMcp('edit_file', {
-          path: path.join(root, 'mcp.txt'),
-          edits: [{ oldText: `target_line = ${r + 1};`, newText: `target_line = ${r + 2};` }],
-        }),
-      check: (_, r) => editCheck('mcp', r + 1)(),
-    },
-  ]),
-);
+  const da = Object.fromEntries(
+    createFilesystemMiddleware({ backend: new FilesystemBackend({ rootDir: root, virtualMode: true }) }).tools.map(
+      (t) => [t.name, t],
+    ),
+  );
+  const callDa = async (name, args) => text(await da[name].invoke(toolCall(name, args)));
+  /** deepagents' grep without ripgrep: its own substring fallback runs when `rg` cannot be spawned. */
+  async function callDaNoRg(name, args) {
+    const saved = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    try {
+      return await callDa(name, args);
+    } finally {
+      process.env.PATH = saved;
+    }
+  }
 
-// ------------------------------------------------------------------------------------------------
-// Report
-// ------------------------------------------------------------------------------------------------
-
-console.log('\nratio = ours / peer (median of interleaved rounds; below 1 = ours is faster; first calls in brackets)');
-console.log('| operation | vs deepagents | vs MCP filesystem server |');
-console.log('|---|---|---|');
-for (const row of rows.filter(Boolean)) {
-  const o = row.sides.find((s) => s.name === 'ours');
-  const cell = (name) => {
-    const p = row.sides.find((s) => s.name === name);
-    if (!p) return '—';
-    const wrong = p.problems.size ? ` (theirs: ${[...p.problems.keys()].join('; ')})` : '';
-    return `${(o.ms / p.ms).toFixed(2)} [${(o.first / p.first).toFixed(2)}]${wrong}`;
+  mcp = new Client({ name: 'peers-bench', version: '1.0.0' });
+  await mcp.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [
+        path.join(here, '..', 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js'),
+        root,
+      ],
+      stderr: 'ignore',
+    }),
+  );
+  const callMcp = async (name, args) => {
+    const res = await mcp.callTool({ name, arguments: args });
+    if (res.isError) throw new Error(`MCP ${name} failed: ${res.content[0]?.text}`);
+    return res.content.map((c) => c.text).join('');
   };
-  console.log(`| ${row.label} | ${cell('deepagents')} | ${cell('mcp')} |`);
-}
 
-await mcp.close();
-rmSync(root, { recursive: true, force: true });
+  // ------------------------------------------------------------------------------------------------
+  // Harness
+  // ------------------------------------------------------------------------------------------------
+
+  /**
+   * Runs each side once as a warm-up, then `n` rounds with the order rotated each round. Each side
+   * is { name, run(round) -> result, check(result, round) -> '' | what is wrong }. Ours must be
+   * right every round; a peer's problems are collected and reported.
+   */
+  async function measure(label, n, sides) {
+    if (process.env.BENCH_ONLY && !label.includes(process.env.BENCH_ONLY)) return null;
+    const times = sides.map(() => []);
+    const problems = sides.map(() => new Map());
+    const first = [];
+    for (let r = -1; r < n; r++) {
+      for (let k = 0; k < sides.length; k++) {
+        const i = (k + Math.max(r, 0)) % sides.length;
+        const side = sides[i];
+        const t = performance.now();
+        const res = await side.run(r);
+        const ms = performance.now() - t;
+        if (r === -1) first[i] = ms;
+        else times[i].push(ms);
+        const wrong = await side.check(res, r);
+        if (wrong) {
+          if (side.name === 'ours') throw new Error(`${label}: ours is wrong in round ${r}: ${wrong}`);
+          problems[i].set(wrong, (problems[i].get(wrong) ?? 0) + 1);
+        }
+      }
+    }
+    const med = times.map(median);
+    const row = {
+      label,
+      sides: sides.map((s, i) => ({
+        name: s.name,
+        ms: med[i],
+        times: times[i],
+        first: first[i],
+        problems: problems[i],
+      })),
+    };
+    console.log(`\n${label} (${n} rounds)`);
+    for (const s of row.sides) {
+      const issues = [...s.problems].map(([what, count]) => `${what} (${count}/${n + 1} rounds)`).join('; ');
+      console.log(
+        `  ${s.name.padEnd(24)} median ${s.ms.toFixed(1).padStart(8)} ms   first call ${s.first.toFixed(1).padStart(8)} ms${issues ? `   WRONG: ${issues}` : ''}`,
+      );
+    }
+    return row;
+  }
+
+  const rows = [];
+
+  // 1. grep a literal in the tree, rg on both sides.
+  const plantedFiles = new Set(tree.planted.map((f) => f.rel));
+  function checkOursGrep({ result }) {
+    const m = result.metadata;
+    if (m.matches !== needleMatches || m.files !== tree.planted.length)
+      return `${m.matches} matches in ${m.files} files, expected ${needleMatches} in ${tree.planted.length}`;
+    // Every match is in the text the model gets, or in the full output it is pointed at.
+    const full = m.outputPath ? readFileSync(m.outputPath, 'utf8') : result.output;
+    const shownFiles = [...full.matchAll(/^(\S.*):$/gm)].map((x) => x[1]);
+    if (shownFiles.length !== plantedFiles.size || !shownFiles.every((f) => plantedFiles.has(f)))
+      return `files listed differ: ${shownFiles.length} listed, e.g. ${shownFiles.find((f) => !plantedFiles.has(f)) ?? [...plantedFiles].find((f) => !shownFiles.includes(f))}`;
+    return '';
+  }
+  function checkDaGrep(out) {
+    const lines = out.split('\n').filter((l) => /^\s+\d+: /.test(l)).length;
+    if (lines === needleMatches) return '';
+    return `shows ${lines} of ${needleMatches} matching lines${/truncated/.test(out) ? ' (cut at 80,000 chars, no total)' : ''}`;
+  }
+  rows.push(
+    await measure('grep a literal in the tree (rg on both sides)', rounds(9), [
+      { name: 'ours', run: () => callOurs('grep', { pattern: NEEDLE, path: 'tree' }), check: checkOursGrep },
+      { name: 'deepagents', run: () => callDa('grep', { pattern: NEEDLE, path: '/tree' }), check: checkDaGrep },
+    ]),
+  );
+
+  // 2. grep without rg: our JS backend vs deepagents' substring fallback.
+  rows.push(
+    await measure('grep a literal without rg (JS on both sides)', rounds(5), [
+      {
+        name: 'ours',
+        run: () => callOurs('grep', { pattern: NEEDLE, path: 'tree' }, { grep: oursJsTools[0] }),
+        check: checkOursGrep,
+      },
+      { name: 'deepagents', run: () => callDaNoRg('grep', { pattern: NEEDLE, path: '/tree' }), check: checkDaGrep },
+    ]),
+  );
+
+  // 3. glob **/*.d.ts.
+  function checkGlobList(paths, label) {
+    const dts = paths.filter((p) => p.endsWith('.d.ts')).length;
+    return dts === tree.dts ? '' : `${label}${dts} of ${tree.dts} paths`;
+  }
+  rows.push(
+    await measure('glob **/*.d.ts', rounds(9), [
+      {
+        name: 'ours',
+        run: () => callOurs('glob', { pattern: '**/*.d.ts', path: 'tree' }),
+        check: ({ result }) => {
+          if (result.metadata.count !== tree.dts) return `count ${result.metadata.count}, expected ${tree.dts}`;
+          const full = result.metadata.fullListPath
+            ? readFileSync(result.metadata.fullListPath, 'utf8')
+            : result.output;
+          return checkGlobList(full.split('\n'), 'complete list has ');
+        },
+      },
+      {
+        name: 'deepagents',
+        run: () => callDa('glob', { pattern: '**/*.d.ts', path: '/tree' }),
+        check: (out) => checkGlobList(out.split('\n'), `cut at 80,000 chars${/truncated/.test(out) ? '' : '?'}: `),
+      },
+      {
+        name: 'mcp',
+        run: () => callMcp('search_files', { path: path.join(root, 'tree'), pattern: '**/*.d.ts' }),
+        check: (out) => checkGlobList(out.split('\n'), ''),
+      },
+    ]),
+  );
+
+  // 4. The last 100 lines of the 100 MB log.
+  const lastNumbered = lastLines.map((l, i) => `${logLines - TAIL + 1 + i}: ${l}`).join('\n');
+  rows.push(
+    await measure(`last ${TAIL} lines of a 100 MB file`, rounds(15), [
+      {
+        name: 'ours',
+        run: () => callOurs('read', { filePath: 'big.log', offset: -TAIL }),
+        check: ({ result }) =>
+          result.output.startsWith(`${lastNumbered}\n\n(End of file - ${logLines} lines total)`) ? '' : 'wrong lines',
+      },
+      {
+        // deepagents has no tail: it is given the right 0-based offset (a model would first need the line count).
+        name: 'deepagents',
+        run: () => callDa('read_file', { file_path: '/big.log', offset: logLines - TAIL, limit: TAIL }),
+        check: (out) =>
+          out.trimEnd().endsWith(lastLines.join('\n')) && out.includes(`${lastLines[0]}\n`) ? '' : 'wrong lines',
+      },
+      {
+        name: 'mcp',
+        run: () => callMcp('read_text_file', { path: path.join(root, 'big.log'), tail: TAIL }),
+        check: (out) => {
+          const got = out.split('\n').filter((l) => l !== '');
+          if (got.length !== TAIL) return `returns ${got.length} lines for tail=${TAIL}`;
+          return got.join('\n') === lastLines.join('\n') ? '' : 'wrong lines';
+        },
+      },
+    ]),
+  );
+
+  // 5. Edit one line of a 10 MB file (each side has its own copy; the result is checked on disk).
+  await callOurs('read', { filePath: 'ours.txt', limit: 1 }); // ours refuses to edit an unread file
+  const expected = { ours: source, deepagents: source, mcp: source };
+  const editCheck = (who, r) => () => {
+    const from = `target_line = ${r + 1};`;
+    expected[who] = expected[who].replace(`target_line = ${r + 1 - 1};`, from);
+    return readFileSync(path.join(root, `${who}.txt`), 'utf8') === expected[who]
+      ? ''
+      : 'file content differs from the expected edit';
+  };
+  rows.push(
+    await measure('edit one line of a 10 MB file', rounds(11), [
+      {
+        name: 'ours',
+        run: (r) =>
+          callOurs('edit', {
+            filePath: 'ours.txt',
+            oldString: `target_line = ${r + 1};`,
+            newString: `target_line = ${r + 2};`,
+          }),
+        check: (_, r) => editCheck('ours', r + 1)(),
+      },
+      {
+        name: 'deepagents',
+        run: (r) =>
+          callDa('edit_file', {
+            file_path: '/deepagents.txt',
+            old_string: `target_line = ${r + 1};`,
+            new_string: `target_line = ${r + 2};`,
+          }),
+        check: (_, r) => editCheck('deepagents', r + 1)(),
+      },
+      {
+        name: 'mcp',
+        run: (r) =>
+          callMcp('edit_file', {
+            path: path.join(root, 'mcp.txt'),
+            edits: [{ oldText: `target_line = ${r + 1};`, newText: `target_line = ${r + 2};` }],
+          }),
+        check: (_, r) => editCheck('mcp', r + 1)(),
+      },
+    ]),
+  );
+
+  // ------------------------------------------------------------------------------------------------
+  // Report
+  // ------------------------------------------------------------------------------------------------
+
+  console.log(
+    '\nratio = ours / peer: medians of the interleaved rounds (below 1 = ours is faster); in parentheses the lowest and\n' +
+      'highest ratio of one round (ours and the peer ran back to back); first calls in brackets',
+  );
+  console.log('| operation | vs deepagents | vs MCP filesystem server |');
+  console.log('|---|---|---|');
+  for (const row of rows.filter(Boolean)) {
+    const o = row.sides.find((s) => s.name === 'ours');
+    const cell = (name) => {
+      const p = row.sides.find((s) => s.name === name);
+      if (!p) return '—';
+      const wrong = p.problems.size ? ` (theirs: ${[...p.problems.keys()].join('; ')})` : '';
+      const perRound = o.times.map((t, r) => t / p.times[r]);
+      const spread = `${Math.min(...perRound).toFixed(2)}-${Math.max(...perRound).toFixed(2)}`;
+      return `${(o.ms / p.ms).toFixed(2)} (${spread}) [${(o.first / p.first).toFixed(2)}]${wrong}`;
+    };
+    console.log(`| ${row.label} | ${cell('deepagents')} | ${cell('mcp')} |`);
+  }
+} finally {
+  await cleanup();
+}
