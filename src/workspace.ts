@@ -4,7 +4,7 @@
  * Must not hold tool-specific rules: each tool asks it, none re-implements it.
  * Over 400 lines: the sandbox, atomic writes, locks and the read tracker share path identity and must change together.
  */
-import { promises as fs, lstatSync, realpathSync } from 'node:fs';
+import { promises as fs, lstatSync, realpathSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import type { Tool } from './tool.js';
 import { tenantOf, standaloneTenant } from './tenant.js';
@@ -269,6 +269,21 @@ export class RealPathGuard {
   private readonly dirs = new Map<string, boolean>();
 
   constructor(private readonly roots: readonly string[]) {}
+
+  /**
+   * Records what a listing of `dir` proved: when `dir` is inside, each entry that is a directory
+   * (a symlink's entry says symlink, never directory) is inside too, as its real path is `dir`'s
+   * plus its name. A walk then realpaths only the directories it did not reach through its own
+   * listings (its start, a pattern's static part) — glibc's realpath costs one readlink per path
+   * component, which was a quarter of a glob of a deep tree. A directory swapped for a symlink
+   * between the listing and its own read is the check-then-use race docs/security.md lists as a
+   * known limit; checking realpath right before the read narrowed that window, it did not close it.
+   */
+  listed(dir: string, entries: readonly Dirent[]): void {
+    if (this.dirs.get(dir) !== true) return;
+    const prefix = dir.endsWith(path.sep) ? dir : dir + path.sep;
+    for (const e of entries) if (e.isDirectory()) this.dirs.set(prefix + e.name, true);
+  }
 
   /** Whether the directory `dir` (absolute) really is inside a root (realpath, cached). */
   dirInside(dir: string): boolean {

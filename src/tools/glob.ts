@@ -243,6 +243,7 @@ function gitignoreAwareReaddir(
       return;
     }
     onDir();
+    guard.listed(abs, entries);
     // One pass to see whether anything needs filtering; the common case passes the listing through untouched.
     let drop = false;
     let ruleFiles = false;
