@@ -195,17 +195,23 @@ try {
   async function measure(label, n, sides) {
     if (process.env.BENCH_ONLY && !label.includes(process.env.BENCH_ONLY)) return null;
     const times = sides.map(() => []);
+    const cpu = sides.map(() => []); // process CPU ms (main thread and thread pool; not the MCP server's)
     const problems = sides.map(() => new Map());
     const first = [];
     for (let r = -1; r < n; r++) {
       for (let k = 0; k < sides.length; k++) {
         const i = (k + Math.max(r, 0)) % sides.length;
         const side = sides[i];
+        const c = process.cpuUsage();
         const t = performance.now();
         const res = await side.run(r);
         const ms = performance.now() - t;
+        const used = process.cpuUsage(c);
         if (r === -1) first[i] = ms;
-        else times[i].push(ms);
+        else {
+          times[i].push(ms);
+          cpu[i].push((used.user + used.system) / 1000);
+        }
         const wrong = await side.check(res, r);
         if (wrong) {
           if (side.name === 'ours') throw new Error(`${label}: ours is wrong in round ${r}: ${wrong}`);
@@ -219,6 +225,7 @@ try {
       sides: sides.map((s, i) => ({
         name: s.name,
         ms: med[i],
+        cpuMs: median(cpu[i]),
         times: times[i],
         first: first[i],
         problems: problems[i],
@@ -228,7 +235,7 @@ try {
     for (const s of row.sides) {
       const issues = [...s.problems].map(([what, count]) => `${what} (${count}/${n + 1} rounds)`).join('; ');
       console.log(
-        `  ${s.name.padEnd(24)} median ${s.ms.toFixed(1).padStart(8)} ms   first call ${s.first.toFixed(1).padStart(8)} ms${issues ? `   WRONG: ${issues}` : ''}`,
+        `  ${s.name.padEnd(24)} median ${s.ms.toFixed(1).padStart(8)} ms   cpu ${s.cpuMs.toFixed(1).padStart(8)} ms   first call ${s.first.toFixed(1).padStart(8)} ms${issues ? `   WRONG: ${issues}` : ''}`,
       );
     }
     return row;
@@ -383,10 +390,11 @@ try {
 
   console.log(
     '\nratio = ours / peer: medians of the interleaved rounds (below 1 = ours is faster); in parentheses the lowest and\n' +
-      'highest ratio of one round (ours and the peer ran back to back); first calls in brackets',
+      'highest ratio of one round (ours and the peer ran back to back); first calls in brackets. CPU: medians of\n' +
+      "this process's CPU time per call (ours and deepagents both run in it; the MCP server is another process)",
   );
-  console.log('| operation | vs deepagents | vs MCP filesystem server |');
-  console.log('|---|---|---|');
+  console.log('| operation | vs deepagents | vs MCP filesystem server | CPU vs deepagents |');
+  console.log('|---|---|---|---|');
   for (const row of rows.filter(Boolean)) {
     const o = row.sides.find((s) => s.name === 'ours');
     const cell = (name) => {
@@ -397,7 +405,9 @@ try {
       const spread = `${Math.min(...perRound).toFixed(2)}-${Math.max(...perRound).toFixed(2)}`;
       return `${(o.ms / p.ms).toFixed(2)} (${spread}) [${(o.first / p.first).toFixed(2)}]${wrong}`;
     };
-    console.log(`| ${row.label} | ${cell('deepagents')} | ${cell('mcp')} |`);
+    const da = row.sides.find((s) => s.name === 'deepagents');
+    const cpuRatio = da ? (o.cpuMs / da.cpuMs).toFixed(2) : '—';
+    console.log(`| ${row.label} | ${cell('deepagents')} | ${cell('mcp')} | ${cpuRatio} |`);
   }
 } finally {
   await cleanup();
