@@ -15,6 +15,7 @@ import {
 } from '../src/tools/read.js';
 import {
   TAIL_BLOCK_BYTES,
+  TAIL_COUNT_MAX_BYTES,
   LINE_COUNT_SETTLE_MS,
   LINE_COUNT_CACHE_ENTRIES,
   LineCounts,
@@ -22,6 +23,8 @@ import {
 import type { BigIntStats } from 'node:fs';
 import { readTracker } from '../src/workspace.js';
 import { createRegistry } from '../src/registry.js';
+import { registerBuiltinTools } from '../src/tools/index.js';
+import { callTool } from './tool-call.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -248,6 +251,61 @@ describe('read: negative offset (the last lines, read from the end)', () => {
     for (let i = 0; i < LINE_COUNT_CACHE_ENTRIES + 1; i++) counts.set({ ...st, ino: BigInt(100 + i) }, probe, i, now);
     expect(counts.get({ ...st, ino: 100n }, probe)).toBeUndefined(); // oldest dropped
     expect(counts.get({ ...st, ino: 101n }, probe)).toBe(1);
+  });
+
+  describe(`past TAIL_COUNT_MAX_BYTES (${TAIL_COUNT_MAX_BYTES / 1024 / 1024} MB) before the last lines`, () => {
+    /** `bytes` of 64-byte filler lines (the first one longer by `extra`), then the lines `tail`. */
+    const bigFile = async (name: string, extra: number, tail: string) => {
+      const line = 'f'.repeat(63) + '\n';
+      const filler = 'f'.repeat(extra) + line.repeat(TAIL_COUNT_MAX_BYTES / line.length);
+      await writeFile(path.join(dir, name), filler + tail);
+      return TAIL_COUNT_MAX_BYTES / line.length; // filler lines
+    };
+
+    it('counts the lines at the edge: absolute numbers', async () => {
+      const filler = await bigFile('edge.log', 0, 'tail 1\ntail 2\ntail 3\n');
+      const res = await run({ filePath: 'edge.log', offset: -3 });
+      expect(res.output).toBe(
+        `${filler + 1}: tail 1\n${filler + 2}: tail 2\n${filler + 3}: tail 3\n\n(End of file - ${filler + 3} lines total)`,
+      );
+    });
+
+    it('one byte past it: numbered from the end, and the footer says why and how to go on', async () => {
+      await bigFile('past.log', 1, 'tail 1\ntail 2\ntail 3');
+      const res = await run({ filePath: 'past.log', offset: -3 });
+      expect(res.output).toBe(
+        '-3: tail 1\n-2: tail 2\n-1: tail 3\n\n(End of file. Lines are numbered from the end (-1 is the last line): ' +
+          'past.log is 8.0 MB, and absolute numbers would mean counting every line before these (done only up to 8 MB). ' +
+          'Use offset=-2003 limit=2000 for the 2000 lines before line -3.)',
+      );
+      expect(res.metadata).toMatchObject({ startLine: -3, endLine: -1, numberedFromEnd: true, truncated: false });
+      expect(res.metadata.totalLines).toBeUndefined();
+    });
+
+    it('a window cut by limit continues from the end, and CRLF is stripped', async () => {
+      await bigFile('past-crlf.log', 1, 'tail 1\r\ntail 2\r\ntail 3\r\n');
+      const first = await run({ filePath: 'past-crlf.log', offset: -3, limit: 2 });
+      expect(first.output).toMatch(
+        /^-3: tail 1\n-2: tail 2\n\n\(Showing lines -3 to -2\. Use offset=-1 to continue\. Lines are numbered from the end/,
+      );
+      expect(first.metadata).toMatchObject({ truncated: true, numberedFromEnd: true });
+      expect((await run({ filePath: 'past-crlf.log', offset: -1 })).output).toMatch(/^-1: tail 3\n\n\(End of file\. /);
+    });
+
+    it('reaches a model through the adapter the same way, and the description says so', async () => {
+      const tools = await registerBuiltinTools(createRegistry()).tools({
+        ids: ['read'],
+        initCtx: { workspaceRoot: dir },
+      });
+      const msg = await callTool(tools, 'read', { filePath: 'past.log', offset: -1 });
+      expect(msg.status).not.toBe('error');
+      expect(msg.content).toMatch(
+        /^-1: tail 3\n\n\(End of file\. Lines are numbered from the end \(-1 is the last line\)/,
+      );
+      expect(tools[0].description).toContain(
+        `in a file over ${TAIL_COUNT_MAX_BYTES / 1024 / 1024} MB they can be numbered from the end`,
+      );
+    });
   });
 
   it('lists the last entries of a directory', async () => {

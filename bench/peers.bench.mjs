@@ -6,7 +6,7 @@
 // Ours and deepagents are both invoked as LangChain tools with a tool call (as an agent calls them);
 // ours goes through the registry's full pipeline. Every round checks every side's result: a peer's
 // wrong or cut result is counted and reported next to its time, ours must be exact or the run fails.
-// Data (a node_modules-like tree, a 100 MB log, a 10 MB source file) and our saved full outputs live
+// Data (a node_modules-like tree, a 100 MB and a 7.6 MB log, a 10 MB source file) and our saved full outputs live
 // in one temp dir that is removed at the end, also when the run fails or is interrupted (the MCP
 // server's child process is closed then too). Build first (npm run bench does): node bench/peers.bench.mjs
 // BENCH_ROUNDS=n scales the round counts; BENCH_ONLY=glob runs only the operations whose label has it.
@@ -123,10 +123,14 @@ try {
   const lastLines = readFileSync(path.join(root, 'big.log'), 'utf8')
     .split('\n')
     .slice(-TAIL - 1, -1);
+  const midLines = await generateLog(path.join(root, 'mid.log'), 7.6e6);
+  const midLast = readFileSync(path.join(root, 'mid.log'), 'utf8')
+    .split('\n')
+    .slice(-TAIL - 1, -1);
   const needleMatches = tree.planted.reduce((n, f) => n + f.count, 0);
   console.log(
     `data in ${root} (${((performance.now() - t0) / 1000).toFixed(1)} s): tree ${tree.files} files (${tree.dts} .d.ts, ` +
-      `"${NEEDLE}" on ${needleMatches} lines of ${tree.planted.length} files), big.log 100 MB (${logLines} lines), 10 MB source x3`,
+      `"${NEEDLE}" on ${needleMatches} lines of ${tree.planted.length} files), big.log 100 MB (${logLines} lines), mid.log 7.6 MB (${midLines} lines), 10 MB source x3`,
   );
 
   // ------------------------------------------------------------------------------------------------
@@ -312,14 +316,17 @@ try {
   );
 
   // 4. The last 100 lines of the 100 MB log.
-  const lastNumbered = lastLines.map((l, i) => `${logLines - TAIL + 1 + i}: ${l}`).join('\n');
+  // Ours numbers them from the end (-100 .. -1), saying so: counting 100 MB of lines is not cheap.
+  const lastFromEnd = lastLines.map((l, i) => `${i - TAIL}: ${l}`).join('\n');
   rows.push(
     await measure(`last ${TAIL} lines of a 100 MB file`, rounds(15), [
       {
         name: 'ours',
         run: () => callOurs('read', { filePath: 'big.log', offset: -TAIL }),
         check: ({ result }) =>
-          result.output.startsWith(`${lastNumbered}\n\n(End of file - ${logLines} lines total)`) ? '' : 'wrong lines',
+          result.output.startsWith(`${lastFromEnd}\n\n(End of file. Lines are numbered from the end`)
+            ? ''
+            : 'wrong lines',
       },
       {
         // deepagents has no tail: it is given the right 0-based offset (a model would first need the line count).
@@ -335,6 +342,38 @@ try {
           const got = out.split('\n').filter((l) => l !== '');
           if (got.length !== TAIL) return `returns ${got.length} lines for tail=${TAIL}`;
           return got.join('\n') === lastLines.join('\n') ? '' : 'wrong lines';
+        },
+      },
+    ]),
+  );
+
+  // 4b. The last 100 lines of a 7.6 MB log (under TAIL_COUNT_MAX_BYTES): ours counts the lines before
+  // them for absolute numbers. A fresh read tool each round, so every call counts (none is cached).
+  const midRounds = rounds(11);
+  const freshReads = [];
+  for (let r = 0; r <= midRounds; r++)
+    freshReads.push((await registry.tools({ ids: ['read'], initCtx: { workspaceRoot: root } }))[0]);
+  const midNumbered = midLast.map((l, i) => `${midLines - TAIL + 1 + i}: ${l}`).join('\n');
+  rows.push(
+    await measure(`last ${TAIL} lines of a 7.6 MB file, first call (lines counted)`, midRounds, [
+      {
+        name: 'ours',
+        run: (r) => callOurs('read', { filePath: 'mid.log', offset: -TAIL }, { read: freshReads[r + 1] }),
+        check: ({ result }) =>
+          result.output.startsWith(`${midNumbered}\n\n(End of file - ${midLines} lines total)`) ? '' : 'wrong lines',
+      },
+      {
+        name: 'deepagents',
+        run: () => callDa('read_file', { file_path: '/mid.log', offset: midLines - TAIL, limit: TAIL }),
+        check: (out) => (out.trimEnd().endsWith(midLast.join('\n')) ? '' : 'wrong lines'),
+      },
+      {
+        name: 'mcp',
+        run: () => callMcp('read_text_file', { path: path.join(root, 'mid.log'), tail: TAIL }),
+        check: (out) => {
+          const got = out.split('\n').filter((l) => l !== '');
+          if (got.length !== TAIL) return `returns ${got.length} lines for tail=${TAIL}`;
+          return got.join('\n') === midLast.join('\n') ? '' : 'wrong lines';
         },
       },
     ]),

@@ -95,7 +95,12 @@ export { MAX_EDIT_FILE_BYTES } from './tools/edit.js';
 export { MAX_RUNNING_JOBS, MAX_JOB_RECORDS, MAX_JOB_UNREAD_CHARS, MAX_JOB_LOG_BYTES } from './tools/bash-jobs.js';
 export { AUTOMATON_BLOCK_BYTES } from './tools/grep-js.js';
 export { AUTOMATON_LONG_LINE_BYTES, MAX_LONG_LINE_WORKERS } from './tools/grep-long-line.js';
-export { TAIL_BLOCK_BYTES, LINE_COUNT_CACHE_ENTRIES, LINE_COUNT_SETTLE_MS } from './tools/read-tail.js';
+export {
+  TAIL_BLOCK_BYTES,
+  TAIL_COUNT_MAX_BYTES,
+  LINE_COUNT_CACHE_ENTRIES,
+  LINE_COUNT_SETTLE_MS,
+} from './tools/read-tail.js';
 export { MAX_UNDO_RECORDS, MAX_UNDO_BYTES } from './undo-log.js';
 export { MAX_PENDING_CALLS, DEFAULT_PENDING_EXPIRY_MS, MAX_PENDING_EXPIRY_MS } from './pending.js';
 export {

@@ -2,7 +2,7 @@
  * Small file-system idioms shared by tools: a stat where "missing" is an answer, an executable on PATH.
  * Must not sandbox or resolve paths: callers pass paths the workspace already resolved.
  */
-import { promises as fs, constants as fsConstants, type Stats } from 'node:fs';
+import { promises as fs, constants as fsConstants, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 
 /** The path's stats, or undefined when it does not exist (ENOENT, or a parent that is a file: ENOTDIR); other errors throw. */
@@ -12,6 +12,16 @@ export async function statIfExists(p: string): Promise<Stats | undefined> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw err;
+  }
+}
+
+/** statIfExists without a thread-pool round trip, for a caller about to read the file synchronously anyway. */
+export function statIfExistsSync(p: string): Stats | undefined {
+  try {
+    return statSync(p, { throwIfNoEntry: false });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
     throw err;
   }
 }

@@ -1,15 +1,22 @@
 /**
  * Reading from the end of a file (read's negative offset): find where the last N lines start by
  * reading backwards in blocks, and give that line its absolute number from a per-file line count
- * that is cached by the file's identity (device, inode, size, mtime, ctime, last bytes).
+ * that is cached by the file's identity (device, inode, size, mtime, ctime, last bytes) — or, when
+ * counting would mean reading more than TAIL_COUNT_MAX_BYTES, number the lines from the end.
  * Must not format output: read.ts does.
  */
 import { readSync } from 'node:fs';
 import type { BigIntStats } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
 
 /** Block size of the backwards scan (one read covers the last ~600 lines of a typical log). */
 export const TAIL_BLOCK_BYTES = 64 * 1024;
+/**
+ * Most bytes counted to give the last lines their absolute numbers (the part of the file before
+ * them). Past it, and with no cached count, the lines are numbered from the end (-1 is the last
+ * line) and the footer says so: counting 100 MB costs a whole-file read (~400 ms on a loaded
+ * 2-core machine) where the tail itself costs one block.
+ */
+export const TAIL_COUNT_MAX_BYTES = 8 * 1024 * 1024;
 /** Files whose line count is remembered per read tool instance (least recently used dropped). */
 export const LINE_COUNT_CACHE_ENTRIES = 256;
 /**
@@ -23,8 +30,34 @@ export const LINE_COUNT_SETTLE_MS = 2000;
 const PROBE_BYTES = 64;
 /** Chunk size of the forward newline count. */
 const COUNT_CHUNK_BYTES = 1024 * 1024;
-/** The count yields to the event loop (and checks abort) after this many bytes. */
-const COUNT_SLICE_BYTES = 16 * 1024 * 1024;
+/** Bytes read synchronously before the event loop gets a turn (and abort is checked again). */
+export const READ_SLICE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Positioned synchronous reads of one open file, in slices of READ_SLICE_BYTES that yield to the
+ * event loop: a read of a few KB from the page cache costs microseconds, a thread-pool round trip
+ * per read costs more (and milliseconds when the machine is loaded, as the 2-core CI box is).
+ */
+export class SlicedReader {
+  private sliceLeft = READ_SLICE_BYTES;
+
+  constructor(
+    readonly fd: number,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  /** Reads up to `len` bytes at `position` into the start of `buf`; returns how many were read. */
+  async read(buf: Buffer, len: number, position: number): Promise<number> {
+    if (this.sliceLeft <= 0) {
+      await new Promise((resolve) => setImmediate(resolve));
+      this.sliceLeft = READ_SLICE_BYTES;
+    }
+    if (this.signal.aborted) throw new Error('read was aborted.');
+    const got = readSync(this.fd, buf, 0, len, position);
+    this.sliceLeft -= Math.max(got, 1);
+    return got;
+  }
+}
 
 /** Where the last lines of a file start. */
 export interface TailStart {
@@ -41,21 +74,16 @@ export interface TailStart {
  * passed `n` line starts. A final newline ends the last line (it does not start an empty one); a
  * line longer than a block just costs more blocks, never more memory.
  */
-export async function findTailStart(
-  handle: FileHandle,
-  size: number,
-  n: number,
-  signal: AbortSignal,
-): Promise<TailStart> {
+export async function findTailStart(reader: SlicedReader, size: number, n: number): Promise<TailStart> {
   const buf = Buffer.allocUnsafe(Math.min(TAIL_BLOCK_BYTES, size));
   let probe = Buffer.alloc(0);
   let pos = size;
   let found = 0;
   while (pos > 0) {
-    if (signal.aborted) throw new Error('read was aborted.');
     const len = Math.min(buf.length, pos);
     pos -= len;
-    await handle.read(buf, 0, len, pos);
+    const got = await reader.read(buf, len, pos);
+    if (got < len) throw new Error('The file got shorter while its end was being read. Read it again.');
     let i = len - 1;
     if (pos + len === size) {
       probe = Buffer.from(buf.subarray(Math.max(0, len - PROBE_BYTES), len));
@@ -110,22 +138,13 @@ export class LineCounts {
   }
 }
 
-/**
- * Newline bytes in [0, end) of the file. Synchronous reads of a reused buffer (a thread-pool
- * round trip per chunk measured slower) in slices that yield to the event loop and check abort.
- */
-export async function countNewlinesBefore(handle: FileHandle, end: number, signal: AbortSignal): Promise<number> {
+/** Newline bytes in [0, end) of the file, read through `reader` in one reused buffer. */
+export async function countNewlinesBefore(reader: SlicedReader, end: number): Promise<number> {
   const buf = Buffer.allocUnsafe(Math.min(COUNT_CHUNK_BYTES, end));
   let count = 0;
   let pos = 0;
-  let sliceEnd = COUNT_SLICE_BYTES;
   while (pos < end) {
-    if (pos >= sliceEnd) {
-      await new Promise((resolve) => setImmediate(resolve));
-      sliceEnd += COUNT_SLICE_BYTES;
-    }
-    if (signal.aborted) throw new Error('read was aborted.');
-    const got = readSync(handle.fd, buf, 0, Math.min(buf.length, end - pos), pos);
+    const got = await reader.read(buf, Math.min(buf.length, end - pos), pos);
     if (got === 0) break;
     for (let i = buf.indexOf(10); i !== -1 && i < got; i = buf.indexOf(10, i + 1)) count++;
     pos += got;

@@ -4,9 +4,8 @@
  * Must not hold reading-from-the-end (read-tail.ts) or byte formatting (src/format.ts).
  * Over 400 lines: text, binary, attachment and directory reads share one resolution and record path.
  */
-import { promises as fs } from 'node:fs';
+import { promises as fs, openSync, closeSync, fstatSync, constants as fsConstants } from 'node:fs';
 import type { BigIntStats } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { Tool } from '../tool.js';
@@ -14,9 +13,9 @@ import { formatBytes } from '../format.js';
 import { descriptionBeside } from '../description.js';
 import { tenantOf } from '../tenant.js';
 import { Workspace, stampOf } from '../workspace.js';
-import { statIfExists } from '../files.js';
+import { statIfExistsSync } from '../files.js';
 import { levenshteinRatio } from '../similarity.js';
-import { LineCounts, countNewlinesBefore, findTailStart } from './read-tail.js';
+import { LineCounts, SlicedReader, TAIL_COUNT_MAX_BYTES, countNewlinesBefore, findTailStart } from './read-tail.js';
 
 /** Lines returned when `limit` is not given. */
 export const DEFAULT_READ_LIMIT = 2000;
@@ -36,6 +35,8 @@ export const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
 export const MAX_SUGGESTIONS = 3;
 /** Chunk size of the streaming line reader. */
 const CHUNK_BYTES = 1024 * 1024;
+/** Opening never blocks: a FIFO swapped in after the stat would otherwise hold the event loop. */
+const OPEN_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NONBLOCK;
 
 /** Extensions returned as attachments, with their MIME types. */
 export const ATTACHMENT_TYPES: Readonly<Record<string, { mime: string; type: 'image' | 'file' }>> = {
@@ -150,7 +151,7 @@ export const ReadTool = Tool.define(
         }
         const abs = await ws.resolve(args.filePath, 'read');
         const shown = ws.display(abs);
-        const stat = await statIfExists(abs);
+        const stat = statIfExistsSync(abs);
         if (!stat) throw new Error(await missingFileMessage(abs, shown, ws));
         if (stat.isDirectory()) return listDirectory(abs, shown, offset, limit);
         if (!stat.isFile())
@@ -165,26 +166,34 @@ export const ReadTool = Tool.define(
           );
         }
 
-        const handle = await fs.open(abs, 'r');
+        // Synchronous calls from here on: each costs microseconds on a cached file, where a
+        // thread-pool round trip each cost milliseconds on a loaded machine (the tail of a 100 MB
+        // log is about eight of them).
+        const fd = openSync(abs, OPEN_FLAGS);
         try {
           // Recorded before reading the content: a change during the read then counts as stale.
-          const st = await handle.stat({ bigint: true });
+          const st = fstatSync(fd, { bigint: true });
+          if (!st.isFile())
+            throw new Error(`${shown} is not a regular file (it is a device, socket or FIFO); it cannot be read.`);
           const stamp = stampOf(st);
-          const head = Buffer.alloc(Math.min(BINARY_SNIFF_BYTES, stat.size));
-          if (head.length) await handle.read(head, 0, head.length, 0);
+          const size = Number(st.size);
+          const reader = new SlicedReader(fd, ctx.abort);
+          const head = Buffer.alloc(Math.min(BINARY_SNIFF_BYTES, size));
+          if (head.length) await reader.read(head, head.length, 0);
           const why = binaryReason(head);
           if (why) throw new Error(`${shown} looks like a binary file (${why}); read only works on text files.`);
-          let start: ReadStart = { position: 0, lineNo: 1 };
+          let start: ReadStart = { position: 0, lineNo: 1, fromEnd: false };
           if (offset < 0) {
-            if (stat.size === 0) return formatLines(EMPTY, shown, 1, limit);
-            start = await tailStart(handle, st, -offset, lineCounts, ctx.abort);
+            if (size === 0) return formatLines(EMPTY, shown, 1, limit);
+            start = await tailStart(reader, st, -offset, lineCounts);
             offset = start.lineNo;
           }
-          const result = await readLines(handle, Number(st.size), start, offset, limit, ctx.abort);
+          const result = await readLines(reader, size, start, offset, limit);
           readTracker.record(ctx.sessionID, abs, stamp);
+          if (start.fromEnd) return formatFromEnd(result, shown, offset, limit, size);
           return formatLines(result, shown, offset, limit);
         } finally {
-          await handle.close();
+          closeSync(fd);
         }
       },
     };
@@ -194,29 +203,61 @@ export const ReadTool = Tool.define(
 /** Where the forward line reader starts: a byte position and the number of the line there. */
 interface ReadStart {
   position: number;
+  /** 1-based; negative when `fromEnd` (-k is the k-th line from the end). */
   lineNo: number;
+  /** The lines are numbered from the end: their absolute numbers were not counted. */
+  fromEnd: boolean;
 }
 
 /**
- * The start of the last `n` lines and that line's absolute number: the backwards scan finds the
- * position; the number comes from the cached line count when the file is unchanged, else from
- * counting the newlines before the position (then cached).
+ * The start of the last `n` lines and that line's number: the backwards scan finds the position;
+ * the absolute number comes from the cached line count when the file is unchanged, else from
+ * counting the newlines before the position (then cached) when that is at most
+ * TAIL_COUNT_MAX_BYTES; otherwise the lines are numbered from the end.
  */
-async function tailStart(
-  handle: FileHandle,
-  st: BigIntStats,
-  n: number,
-  lineCounts: LineCounts,
-  signal: AbortSignal,
-): Promise<ReadStart> {
-  const tail = await findTailStart(handle, Number(st.size), n, signal);
-  if (tail.position === 0) return { position: 0, lineNo: 1 };
+async function tailStart(reader: SlicedReader, st: BigIntStats, n: number, lineCounts: LineCounts): Promise<ReadStart> {
+  const tail = await findTailStart(reader, Number(st.size), n);
+  if (tail.position === 0) return { position: 0, lineNo: 1, fromEnd: false };
   const cached = lineCounts.get(st, tail.probe);
-  if (cached !== undefined) return { position: tail.position, lineNo: cached - tail.lines + 1 };
+  if (cached !== undefined) return { position: tail.position, lineNo: cached - tail.lines + 1, fromEnd: false };
+  if (tail.position > TAIL_COUNT_MAX_BYTES) return { position: tail.position, lineNo: -tail.lines, fromEnd: true };
   const startedMs = Date.now();
-  const lineNo = (await countNewlinesBefore(handle, tail.position, signal)) + 1;
+  const lineNo = (await countNewlinesBefore(reader, tail.position)) + 1;
   lineCounts.set(st, tail.probe, lineNo + tail.lines - 1, startedMs);
-  return { position: tail.position, lineNo };
+  return { position: tail.position, lineNo, fromEnd: false };
+}
+
+/**
+ * Lines numbered from the end (-1 is the last): the footer says why and how to go on, backwards
+ * (the lines before) or forwards (the rest of a window cut by limit or the byte cap).
+ */
+function formatFromEnd(r: LinesResult, shown: string, offset: number, limit: number, size: number): Tool.Result {
+  const last = offset + r.lines.length - 1;
+  const body = r.lines.map((l, i) => `${offset + i}: ${l}`).join('\n');
+  const why =
+    `Lines are numbered from the end (-1 is the last line): ${shown} is ${formatBytes(size)}, and absolute ` +
+    `numbers would mean counting every line before these (done only up to ${formatBytes(TAIL_COUNT_MAX_BYTES)}).`;
+  const before = `offset=${offset - limit} limit=${limit} for the ${limit} line${limit === 1 ? '' : 's'} before line ${offset}`;
+  let footer: string;
+  if (r.more) {
+    const capped = r.capped ? `Output capped at ${MAX_OUTPUT_BYTES / 1024} KB. ` : '';
+    footer = `(${capped}Showing lines ${offset} to ${last}. Use offset=${last + 1} to continue. ${why})`;
+  } else {
+    footer = `(End of file. ${why} Use ${before}.)`;
+  }
+  return {
+    title: shown,
+    output: `${body}\n\n${footer}`,
+    metadata: {
+      path: shown,
+      startLine: offset,
+      endLine: last,
+      numberedFromEnd: true,
+      cutLines: r.cutLines,
+      limit,
+      truncated: r.more || r.cutLines > 0,
+    },
+  };
 }
 
 const EMPTY: LinesResult = { lines: [], more: false, totalLines: 0, capped: false, cutLines: 0 };
@@ -276,12 +317,11 @@ function formatLines(r: LinesResult, shown: string, offset: number, limit: numbe
  * line after the window, so memory stays flat whatever the file size.
  */
 async function readLines(
-  handle: FileHandle,
+  reader: SlicedReader,
   size: number,
   start: ReadStart,
   offset: number,
   limit: number,
-  signal: AbortSignal,
 ): Promise<LinesResult> {
   // A read from the end has only the tail left: no need for a full chunk.
   const buf = Buffer.allocUnsafe(Math.max(1, Math.min(CHUNK_BYTES, size - start.position)));
@@ -318,8 +358,7 @@ async function readLines(
   };
 
   for (;;) {
-    if (signal.aborted) throw new Error('read was aborted.');
-    const { bytesRead } = await handle.read(buf, 0, buf.length, position);
+    const bytesRead = await reader.read(buf, buf.length, position);
     if (bytesRead === 0) break;
     position += bytesRead;
     let start = 0;
