@@ -8,6 +8,8 @@ import { compilePattern } from '../src/tools/grep-pattern.js';
 import { AUTOMATON_LONG_LINE_BYTES } from '../src/tools/grep-long-line.js';
 import { tempDir, makeCtx } from './helpers.js';
 import { createRegistry } from '../src/registry.js';
+import { ReadTool } from '../src/tools/read.js';
+import { callTool } from './tool-call.js';
 
 const RG = await findExecutable('rg');
 if (!RG) {
@@ -34,13 +36,28 @@ async function grep(backend: Backend, args: Args, init: Record<string, unknown> 
   return tool.execute(tool.parameters.parse(args), ctx);
 }
 
-/** Runs on both backends (when rg exists) and asserts they print exactly the same. */
+/** A saved full match list as its file blocks, sorted (ripgrep searches files in parallel, so its order varies). */
+async function savedBlocks(file: string | undefined): Promise<string[] | undefined> {
+  return file === undefined ? undefined : (await readFile(file, 'utf8')).split('\n\n').filter(Boolean).sort();
+}
+
+/**
+ * Runs on both backends (when rg exists) and asserts they print exactly the same (the saved full
+ * list's own file name aside) and save the same matches.
+ */
 async function both(args: Args, init: Record<string, unknown> = {}) {
   const js = await grep('js', args, init);
   if (RG) {
     const rg = await grep('rg', args, init);
-    expect(rg.output).toBe(js.output);
-    expect({ ...rg.metadata, backend: 'js' }).toEqual(js.metadata);
+    const named = (r: typeof js) => {
+      const file = r.metadata.fullListPath;
+      return file ? r.output.replace(file, '<full list>') : r.output;
+    };
+    expect(named(rg)).toBe(named(js));
+    const { fullListPath: rgFull, ...rgMeta } = rg.metadata;
+    const { fullListPath: jsFull, ...jsMeta } = js.metadata;
+    expect({ ...rgMeta, backend: 'js' }).toEqual(jsMeta);
+    expect(await savedBlocks(rgFull)).toEqual(await savedBlocks(jsFull));
   }
   return js;
 }
@@ -237,7 +254,34 @@ describe('grep: limits', () => {
     expect(past.output).toMatch(/^Found 101 matches in 2 files; showing the first 100, newest files first\./);
     expect(past.output).toContain('cap101/b.txt:\n  1: hit');
     expect(past.output).not.toContain('  2: hit\n\n(Results'); // only one line of the older file fits
-    expect(past.output).toMatch(/\(Results truncated at 100 matches\. Narrow the search/);
+    expect(past.output).toMatch(
+      /\(Results truncated at 100 matches\. All 101 matches, grouped by file in the order they were found, are saved at \S+: read it with the read tool or search it with grep, or narrow the search/,
+    );
+    expect(at.metadata.fullListPath).toBeUndefined(); // nothing saved when everything is shown
+    expect(await savedBlocks(past.metadata.fullListPath)).toEqual([
+      `cap101/a.txt:\n${Array.from({ length: MAX_MATCHES - 1 }, (_, i) => `  ${i + 1}: hit`).join('\n')}`,
+      'cap101/b.txt:\n  1: hit\n  2: hit',
+    ]);
+  });
+
+  it('saves every match past the cap, with context, where the read tool of the same registry reads it', async () => {
+    for (let i = 0; i < 30; i++) await put(`saved/f${String(i).padStart(2, '0')}.txt`, 'x\nhit\n'.repeat(10), T0 + i);
+    const registry = createRegistry();
+    registry.register(GrepTool);
+    registry.register(ReadTool);
+    const tools = await registry.tools({ ids: ['grep', 'read'], initCtx: { workspaceRoot: dir, grepBackend: 'js' } });
+    const msg = await callTool(tools, 'grep', { pattern: 'hit', path: 'saved', before: 1 });
+    const file = msg.result.metadata.fullListPath as string;
+    expect(msg.content).toContain(
+      `All 300 matches, grouped by file in the order they were found, are saved at ${file}`,
+    );
+    const blocks = await savedBlocks(file);
+    expect(blocks).toHaveLength(30);
+    const perFile = Array.from({ length: 10 }, (_, i) => `  ${2 * i + 1}- x\n  ${2 * i + 2}: hit`).join('\n');
+    expect(blocks![0]).toBe(`saved/f00.txt:\n${perFile}`);
+    const read = await callTool(tools, 'read', { filePath: file, limit: 3 });
+    expect(read.status).not.toBe('error');
+    expect(read.content).toMatch(/^1: saved\/f\d\d\.txt:\n2: {3}1- x\n3: {3}2: hit\n/);
   });
 
   it('keeps the newest files when many files match (bounded memory, newest first)', async () => {

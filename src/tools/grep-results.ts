@@ -2,9 +2,10 @@
  * grep's results: bounded per-file accumulation, newest files first, and the text the model reads.
  * Shared by both backends. Must not spawn a process (grep-rg.ts) or walk a tree (grep-js.ts).
  */
-import { promises as fs } from 'node:fs';
+import { promises as fs, writeSync, closeSync } from 'node:fs';
 import type { Tool } from '../tool.js';
 import type { Workspace } from '../workspace.js';
+import type { OutputStore } from '../output-store.js';
 import { MtimeCache, compareNewestFirst, type IncludeMatcher } from './search-common.js';
 import type { CompiledPattern } from './grep-pattern.js';
 
@@ -32,6 +33,8 @@ export interface GrepMetadata extends Tool.Metadata {
   shown: number;
   truncated: boolean;
   backend: GrepBackend;
+  /** When truncated: a file with every match (and its context), grouped by file in search order. */
+  fullListPath?: string;
 }
 
 export interface LineRecord {
@@ -69,15 +72,27 @@ export interface SearchOptions {
 export class FileAccumulator {
   count = 0;
   records: LineRecord[] = [];
+  /** Every record of the file as a shown line, for the full list (when the collector keeps one). */
+  readonly all: string[] | undefined;
   private stored = 0;
   private lastStoredMatch = -1;
+  private prevLine = -1;
 
   constructor(
     private readonly cap: number,
     private readonly after: number,
-  ) {}
+    keepAll = false,
+    private readonly withContext = false,
+  ) {
+    if (keepAll) this.all = [];
+  }
 
   add(rec: LineRecord): void {
+    if (this.all) {
+      if (this.withContext && this.prevLine !== -1 && rec.line > this.prevLine + 1) this.all.push('  --');
+      this.all.push(`  ${rec.line}${rec.match ? ':' : '-'} ${displayLine(rec.text)}`);
+      this.prevLine = rec.line;
+    }
     if (rec.match) {
       this.count++;
       if (this.stored < this.cap) {
@@ -109,10 +124,12 @@ export class Collector {
     readonly cap: number,
     readonly after: number,
     readonly withContext: boolean,
+    /** Keeps every match for the file the model is pointed at when the shown list is cut. */
+    readonly full?: FullMatchList,
   ) {}
 
   newFile(): FileAccumulator {
-    return new FileAccumulator(this.cap, this.after);
+    return new FileAccumulator(this.cap, this.after, this.full !== undefined, this.withContext);
   }
 
   /** Adds a finished file's hits (`mtime` when the caller already has it). */
@@ -120,6 +137,7 @@ export class Collector {
     if (acc.count === 0) return;
     this.totalMatches += acc.count;
     this.fileCount++;
+    if (this.full && acc.all) this.full.addFile(abs, acc.all, this.totalMatches > this.cap);
     // A synchronous stat measured faster than a thread-pool one here: the main thread mostly waits on rg.
     this.live.push({ abs, count: acc.count, records: acc.records, mtime: mtime ?? this.mtimes.get(abs) });
     this.stored += Math.min(acc.count, this.cap);
@@ -139,6 +157,52 @@ export class Collector {
     for (; i < this.live.length && kept < this.cap; i++) kept += Math.min(this.live[i].count, this.cap);
     this.live.length = i;
     this.stored = kept;
+  }
+}
+
+/**
+ * Every match with its context, grouped by file in the order the search found them, written to a
+ * new file in the tenant's output store — but only once there are more than the shown cap (until
+ * then the text is held, at most cap matches' worth, and dropped if the search ends under it).
+ * Memory stays bounded by one file's matches: each file's lines are written as the file finishes.
+ */
+export class FullMatchList {
+  private pending: string[] = [];
+  private fd: number | undefined;
+  private file: string | undefined;
+
+  constructor(
+    private readonly store: OutputStore,
+    private readonly display: (abs: string) => string,
+  ) {}
+
+  /** One file's lines; `spill` once the matches so far are more than can be shown. */
+  addFile(abs: string, lines: readonly string[], spill: boolean): void {
+    this.pending.push(`${this.display(abs)}:\n${lines.join('\n')}\n\n`);
+    if (spill) this.flush();
+  }
+
+  /** The saved file's path when anything was saved (the list was cut); closes it. */
+  finish(): string | undefined {
+    if (this.fd !== undefined) {
+      this.flush();
+      closeSync(this.fd);
+      this.fd = undefined;
+    }
+    this.pending = [];
+    return this.file;
+  }
+
+  /** Drops the file descriptor (the search failed); the partial file stays in the private store. */
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+
+  private flush(): void {
+    if (this.fd === undefined) ({ fd: this.fd, file: this.file } = this.store.createSync('grep'));
+    if (this.pending.length) writeSync(this.fd, this.pending.join(''));
+    this.pending = [];
   }
 }
 
@@ -181,16 +245,21 @@ export async function render(
   }
   const shown = collector.cap - budget;
   const truncated = total > shown;
+  const fullListPath = collector.full?.finish();
   const head = truncated
     ? `Found ${total} matches in ${collector.fileCount} files; showing the first ${shown}, newest files first.`
     : `Found ${total} match${total === 1 ? '' : 'es'} in ${collector.fileCount} file${collector.fileCount === 1 ? '' : 's'}.`;
   let output = `${head}\n\n${blocks.join('\n\n')}`;
-  if (truncated) {
+  if (truncated && fullListPath) {
+    output += `\n\n(Results truncated at ${collector.cap} matches. All ${total} matches, grouped by file in the order they were found, are saved at ${fullListPath}: read it with the read tool or search it with grep, or narrow the search with path, include or a more specific pattern.)`;
+  } else if (truncated) {
     output += `\n\n(Results truncated at ${collector.cap} matches. Narrow the search with path, include or a more specific pattern.)`;
   }
+  const metadata: GrepMetadata = { matches: total, files: collector.fileCount, shown, truncated, backend };
+  if (truncated && fullListPath) metadata.fullListPath = fullListPath;
   return {
     title: `grep ${JSON.stringify(pattern)}: ${total} match${total === 1 ? '' : 'es'}`,
-    metadata: { matches: total, files: collector.fileCount, shown, truncated, backend },
+    metadata,
     output,
   };
 }

@@ -14,7 +14,15 @@ import { PROGRESS_INTERVAL_MS, throttle } from '../progress.js';
 import { abortedMessage, throwIfAborted } from '../abort.js';
 import { findExecutable } from '../files.js';
 import { compilePattern } from './grep-pattern.js';
-import { Collector, render, type GrepBackend, type GrepMetadata, type SearchOptions } from './grep-results.js';
+import {
+  Collector,
+  FullMatchList,
+  render,
+  type GrepBackend,
+  type GrepMetadata,
+  type SearchOptions,
+} from './grep-results.js';
+import { tenantOf } from '../tenant.js';
 import { searchWithRg } from './grep-rg.js';
 import { JS_BLOCK_BYTES, searchWithJs } from './grep-js.js';
 
@@ -86,6 +94,7 @@ export const GrepTool = Tool.define<typeof parameters, GrepMetadata>(
   },
   async (initCtx) => {
     const ws = await Workspace.fromInitContext(initCtx);
+    const outputs = tenantOf(initCtx).outputs;
     const wanted = initCtx.grepBackend === 'js' || initCtx.grepBackend === 'rg' ? initCtx.grepBackend : 'auto';
     const rgPath =
       wanted === 'js' ? undefined : typeof initCtx.rgPath === 'string' ? initCtx.rgPath : await findExecutable('rg');
@@ -127,7 +136,8 @@ export const GrepTool = Tool.define<typeof parameters, GrepMetadata>(
           );
         }
         const top = rootContaining(ws.roots, target) ?? ws.root;
-        const collector = new Collector(MAX_MATCHES, after, before > 0 || after > 0);
+        const full = new FullMatchList(outputs, (abs) => ws.display(abs));
+        const collector = new Collector(MAX_MATCHES, after, before > 0 || after > 0, full);
         const title = `grep ${JSON.stringify(args.pattern)} in ${ws.display(target)}`;
         ctx.metadata({ title, metadata: { backend } });
         const report = throttle(progressMs, () =>
@@ -154,10 +164,14 @@ export const GrepTool = Tool.define<typeof parameters, GrepMetadata>(
           report,
           blockBytes,
         };
-        if (backend === 'rg') await searchWithRg(rgPath as string, opts);
-        else await searchWithJs(opts);
-        throwIfAborted(ctx.abort, abortedMessage('grep'));
-        return render(collector, ws, args.pattern, target, backend);
+        try {
+          if (backend === 'rg') await searchWithRg(rgPath as string, opts);
+          else await searchWithJs(opts);
+          throwIfAborted(ctx.abort, abortedMessage('grep'));
+          return await render(collector, ws, args.pattern, target, backend);
+        } finally {
+          full.close();
+        }
       },
     };
   },
