@@ -3,7 +3,8 @@
  * reading backwards in blocks, and give that line its absolute number from a per-file line count
  * that is cached by the file's identity (device, inode, size, mtime, ctime, last bytes) — or, when
  * counting would mean reading more than TAIL_COUNT_MAX_BYTES, number the lines from the end.
- * Must not format output: read.ts does.
+ * Also read's SlicedReader (synchronous positioned reads that yield every READ_SLICE_BYTES).
+ * Must not format output (read.ts does) or resolve paths (Workspace does).
  */
 import { readSync } from 'node:fs';
 import type { BigIntStats } from 'node:fs';
