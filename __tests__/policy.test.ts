@@ -23,6 +23,7 @@ const FACTS: Record<string, ToolFacts> = {
   write: { permissions: ['write'] },
   bash: { permissions: ['execute'] },
   webfetch: { permissions: ['network'] },
+  http_request: { permissions: ['network'] },
   github__create_issue: { permissions: ['network'] },
 };
 const env = { workspaceRoot: root, toolFacts: (id: string) => FACTS[id] };
@@ -118,6 +119,27 @@ describe('rule types', () => {
         'deny',
       ),
     ).toBe('deny');
+  });
+
+  it('http_request is judged by URL and host like webfetch, and a URL password never reaches the label', async () => {
+    const deny: PolicyRule[] = [{ permission: 'network', pattern: '*.internal.example', action: 'deny' }];
+    for (const method of ['GET', 'POST', 'DELETE'])
+      expect(await action(deny, 'http_request', { method, url: 'https://db.internal.example/x' })).toBe('deny');
+    expect(await action(deny, 'http_request', { method: 'GET', url: 'https://api.example/x' })).toBe('allow');
+    const allowOnly: PolicyRule[] = [{ tool: 'http_request', pattern: 'https://api.example/*', action: 'allow' }];
+    expect(await action(allowOnly, 'http_request', { method: 'GET', url: 'https://api.example/v1' }, 'deny')).toBe(
+      'allow',
+    );
+    expect(await action(allowOnly, 'http_request', { method: 'GET', url: 'https://evil.example/v1' }, 'deny')).toBe(
+      'deny',
+    );
+    const decision = await createPolicy({ rules: deny }).decide(
+      'http_request',
+      { method: 'GET', url: 'https://user:hunter2@db.internal.example/x' },
+      env,
+    );
+    expect(decision.action).toBe('deny');
+    expect(JSON.stringify(decision)).not.toContain('hunter2');
   });
 
   it('pattern on MCP tools matches the server', async () => {

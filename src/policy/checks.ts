@@ -1,6 +1,6 @@
 /**
  * What a call does, as the policy sees it: one check per tool call, with its subject — the
- * resolved path for file tools, the host and URL for webfetch, the server for MCP tools — and for
+ * resolved path for file tools, the host and URL for webfetch and http_request, the server for MCP tools — and for
  * bash one check per simple command it would run plus one per file it redirects to or from.
  * Must not judge checks against rules (evaluate.ts) nor parse shell text itself (tools/bash-parser.ts).
  */
@@ -43,8 +43,9 @@ export async function checksOf(toolId: string, rawArgs: unknown, env: CheckEnvir
     const cwd = typeof args.workdir === 'string' ? args.workdir : '.';
     return bashChecks(args.command, cwd, env);
   }
-  if (toolId === 'webfetch' && typeof args.url === 'string') {
-    return [{ tool: toolId, permissions, danger, subject: urlSubject(args.url), label: `webfetch of ${args.url}` }];
+  if (URL_TOOLS.has(toolId) && typeof args.url === 'string') {
+    const subject = urlSubject(args.url);
+    return [{ tool: toolId, permissions, danger, subject, label: `${toolId} of ${subject.value}` }];
   }
   const server = mcpServer(toolId);
   if (server)
@@ -86,9 +87,16 @@ function mcpServer(toolId: string): string | undefined {
   return at > 0 ? toolId.slice(0, at) : undefined;
 }
 
+/** Built-ins whose `url` argument is the request's target: judged by URL and host. */
+const URL_TOOLS = new Set(['webfetch', 'http_request']);
+
+/** The URL (credentials removed: they never reach a rule, a label or an explanation) and its host. */
 function urlSubject(url: string): PolicySubject {
   try {
-    return { kind: 'url', value: url, also: [new URL(url).hostname.replace(/^\[|\]$/g, '')] };
+    const parsed = new URL(url.trim());
+    parsed.username = '';
+    parsed.password = '';
+    return { kind: 'url', value: parsed.href, also: [parsed.hostname.replace(/^\[|\]$/g, '')] };
   } catch {
     return { kind: 'url', value: url };
   }
