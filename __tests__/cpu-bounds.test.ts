@@ -124,6 +124,10 @@ describe('CPU bounds', () => {
         expect(res.result.output).toMatch(/one-line\.txt/);
         expect(res.result.output).toMatch(/\b1: start aaaa/);
         expect(res.result.output).not.toMatch(/next line/);
+      } else if (res.status === 'completed') {
+        // Linear time can finish 50 MB inside the timeout on an idle machine: then the answer must
+        // be right (the line ends in "end", so `(a+)+$` matches nothing).
+        expect(res.result.output).toMatch(/^No (matches|files) found/);
       } else {
         expect(res.error).toMatch(/timed out after 2000 ms/);
       }
