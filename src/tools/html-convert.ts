@@ -6,7 +6,7 @@
  * loaded only inside the workers, so importing the package does not load them.
  * Must not fetch or check URLs (webfetch.ts, net/ssrf.ts) nor load the converters on the main thread.
  */
-import { Worker } from 'node:worker_threads';
+import { WorkerPool } from '../worker-pool.js';
 
 /** Longest a conversion may take before its worker is terminated. */
 export const MAX_CONVERT_MS = 15_000;
@@ -18,12 +18,6 @@ export const MAX_CONVERT_WORKERS = 2;
 const WORKER_LIMITS = { maxOldGenerationSizeMb: 512, stackSizeMb: 8 };
 
 /** Thrown when a conversion ran out of time (`MAX_CONVERT_MS` or the caller's). */
-/**
- * The host's Node flags, less those a worker file cannot take: a worker inherits `process.execArgv`,
- * and `--input-type` (a host started as `node --input-type=module -e ...`) makes starting it throw.
- */
-const WORKER_EXEC_ARGV = process.execArgv.filter((a) => !a.startsWith('--input-type') && a !== '-e' && a !== '--eval');
-
 export class ConvertTimeoutError extends Error {}
 
 /** What to convert. */
@@ -39,93 +33,22 @@ export interface ConvertRequest {
   timeoutMs?: number;
 }
 
-interface Job {
-  id: number;
-  req: ConvertRequest;
-  resolve(output: string): void;
-  reject(err: Error): void;
-}
-
-type Reply = { id: number; output: string } | { id: number; error: string };
-
 const WORKER_URL = new URL('./html-worker.mjs', import.meta.url);
 
-/** A small pool of conversion workers; idle workers do not keep the process alive. */
-class ConverterPool {
-  private readonly idle: Worker[] = [];
-  private readonly queue: Job[] = [];
-  private running = 0;
-  private nextId = 1;
-
-  convert(req: ConvertRequest): Promise<string> {
-    return new Promise<string>((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, req, resolve, reject });
-      this.pump();
-    });
-  }
-
-  private pump(): void {
-    while (this.queue.length && this.running < MAX_CONVERT_WORKERS) {
-      const job = this.queue.shift() as Job;
-      if (job.req.signal?.aborted) {
-        job.reject(new Error('The conversion was aborted.'));
-        continue;
-      }
-      this.running++;
-      this.start(
-        job,
-        this.idle.pop() ?? new Worker(WORKER_URL, { resourceLimits: WORKER_LIMITS, execArgv: WORKER_EXEC_ARGV }),
-      );
-    }
-  }
-
-  private start(job: Job, worker: Worker): void {
-    worker.ref(); // a pending conversion keeps the process alive
-    let settled = false;
-    const done = (keep: boolean, finish: () => void): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      job.req.signal?.removeEventListener('abort', onAbort);
-      worker.off('message', onMessage);
-      worker.off('error', onError);
-      worker.off('exit', onExit);
-      if (keep) {
-        worker.unref();
-        this.idle.push(worker);
-      } else {
-        void worker.terminate();
-      }
-      this.running--;
-      finish();
-      this.pump();
-    };
-    const timeoutMs = Math.min(job.req.timeoutMs ?? MAX_CONVERT_MS, MAX_CONVERT_MS);
-    const timer = setTimeout(
-      () => done(false, () => job.reject(new ConvertTimeoutError(`The conversion took longer than ${timeoutMs} ms.`))),
-      timeoutMs,
-    );
-    const onAbort = () => done(false, () => job.reject(new Error('The conversion was aborted.')));
-    const onMessage = (reply: Reply) => {
-      if (reply.id !== job.id) return;
-      if ('error' in reply) done(true, () => job.reject(new Error(reply.error)));
-      else done(true, () => job.resolve(reply.output));
-    };
-    const onError = (err: Error) => done(false, () => job.reject(err));
-    const onExit = (code: number) =>
-      done(false, () => job.reject(new Error(`The converter stopped (exit code ${code}).`)));
-    job.req.signal?.addEventListener('abort', onAbort, { once: true });
-    worker.on('message', onMessage);
-    worker.on('error', onError);
-    worker.on('exit', onExit);
-    const { html, format, base, dropped } = job.req;
-    worker.postMessage({ id: job.id, html, format, base, dropped: [...dropped], maxDepth: MAX_HTML_DEPTH });
-  }
-}
-
-let pool: ConverterPool | undefined;
+let pool: WorkerPool<{ output: string }> | undefined;
 
 /** Converts HTML to markdown or text in a worker; rejects on timeout (ConvertTimeoutError), abort or failure. */
-export function convertHtml(req: ConvertRequest): Promise<string> {
-  return (pool ??= new ConverterPool()).convert(req);
+export async function convertHtml(req: ConvertRequest): Promise<string> {
+  pool ??= new WorkerPool(WORKER_URL, MAX_CONVERT_WORKERS, 'converter', WORKER_LIMITS);
+  const { html, format, base, dropped } = req;
+  const timeoutMs = Math.min(req.timeoutMs ?? MAX_CONVERT_MS, MAX_CONVERT_MS);
+  const outcome = await pool.run({
+    message: { html, format, base, dropped: [...dropped], maxDepth: MAX_HTML_DEPTH },
+    signal: req.signal,
+    timeoutMs,
+  });
+  if ('reply' in outcome) return outcome.reply.output;
+  if (outcome.stopped === 'timeout')
+    throw new ConvertTimeoutError(`The conversion took longer than ${outcome.timeoutMs} ms.`);
+  throw new Error('The conversion was aborted.');
 }
