@@ -5,7 +5,7 @@
  */
 import type { Tool } from '../tool.js';
 import { formatBytes } from '../format.js';
-import { scrubText } from '../tools/webfetch.js';
+import { scrubText } from './scrub.js';
 import type { CompiledPolicy } from './ssrf.js';
 import { renderBody, sendHttp, statusFailure, type HttpExchangeRequest } from './http.js';
 import { ResponseCache } from './response-cache.js';

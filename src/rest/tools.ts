@@ -13,7 +13,7 @@ import { compilePolicy, policyFromInitContext, type SsrfPolicy } from '../net/ss
 import { HTTP_DEFAULT_TIMEOUT_SECONDS, HTTP_MAX_TIMEOUT_SECONDS, requestBody } from '../net/http.js';
 import { callApi, secretForms, type ApiCallMetadata } from '../net/api-call.js';
 import { responseCacheOf } from '../net/response-cache.js';
-import { scrubText } from '../tools/webfetch.js';
+import { scrubText } from '../net/scrub.js';
 import { argText, expandEnv, expandEnvInBody, fill, fillBody, paramsIn, paramsInBody } from './template.js';
 
 /** Prefix of a configured REST tool's id (`rest__getWeather`). */

@@ -16,6 +16,7 @@ import { PROGRESS_INTERVAL_MS, Throttle } from '../progress.js';
 import { descriptionBeside } from '../description.js';
 import { convertHtml, ConvertTimeoutError, MAX_CONVERT_MS } from './html-convert.js';
 import { BlockedAddressError, guardedGet, policyFromInitContext, type CompiledPolicy } from '../net/ssrf.js';
+import { scrubText } from '../net/scrub.js';
 
 /** Largest body accepted, checked on Content-Length and on the (decompressed) bytes read. */
 export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
@@ -634,15 +635,6 @@ function credentialsIn(raw: unknown): string[] {
     }
   }
   return [...out];
-}
-
-const URL_CREDENTIALS = /(\b[a-z][a-z0-9+.-]*:\/\/)[^/?#\s@]*@/gi;
-
-/** `text` with `scheme://user:pass@` shown as `scheme://***@` and the given secrets as `***`. */
-export function scrubText(text: string, secrets: readonly string[] = []): string {
-  let out = text.replace(URL_CREDENTIALS, '$1***@');
-  for (const secret of secrets) out = out.split(secret).join('***');
-  return out;
 }
 
 function scrubResult(result: Tool.Result<WebfetchMetadata>, secrets: readonly string[]): Tool.Result<WebfetchMetadata> {
