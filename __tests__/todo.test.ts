@@ -1,12 +1,6 @@
 import { describe, it, expect } from '@jest/globals';
-import {
-  TodoWriteTool,
-  TodoReadTool,
-  TodoStore,
-  MAX_TODOS,
-  MAX_TODO_CONTENT_CHARS,
-  type TodoItem,
-} from '../src/tools/todo.js';
+import { TodoWriteTool, TodoReadTool } from '../src/tools/todo.js';
+import { TodoStore, MAX_TODOS, MAX_TODO_CONTENT_CHARS, type TodoItem } from '../src/tools/todo-store.js';
 import { makeCtx } from './helpers.js';
 
 async function tools(initCtx: Record<string, unknown> = { todoStore: new TodoStore() }) {

@@ -58,7 +58,7 @@ export {
   MAX_SUGGESTIONS,
 } from './tools/read.js';
 export { LLM_ASSIST_REQUIRED, SUBAGENT_RECURSION_LIMIT, MAX_TASK_OUTPUT_CHARS } from './tools/task.js';
-export { MAX_TODOS, MAX_TODO_CONTENT_CHARS, MAX_TODO_SESSIONS } from './tools/todo.js';
+export { MAX_TODOS, MAX_TODO_CONTENT_CHARS, MAX_TODO_SESSIONS } from './tools/todo-store.js';
 export {
   MAX_RESPONSE_BYTES,
   DEFAULT_TIMEOUT_SECONDS as WEBFETCH_DEFAULT_TIMEOUT_SECONDS,
@@ -113,4 +113,4 @@ export {
   WEB_SEARCH_TIMEOUT_MS,
   WEB_SEARCH_DEFAULT_BASE_URLS,
   WEB_SEARCH_SETUP,
-} from './tools/web-search.js';
+} from './tools/web-search-config.js';

@@ -58,7 +58,7 @@ export {
   type WebSearchBackend,
   type WebSearchResult,
   type WebSearchMetadata,
-} from './tools/web-search.js';
+} from './tools/web-search-config.js';
 export {
   checkAddress,
   checkHost,
@@ -73,7 +73,7 @@ export { MEMORY_TOOLS, MEMORY_READ_ONLY_TOOLS, DEFAULT_MEMORY_DIR } from './tool
 export { Workspace, PathOutsideWorkspaceError } from './workspace.js';
 export { Tenant } from './tenant.js';
 export { ReadTracker } from './read-tracker.js';
-export { TodoStore, todoStoreOf, type TodoItem } from './tools/todo.js';
+export { TodoStore, todoStoreOf, type TodoItem } from './tools/todo-store.js';
 export {
   serveMcp,
   createMcpServer,

@@ -24,7 +24,8 @@ import { UndoFileTool, UndoTurnTool } from './undo.js';
 import { FileInfoTool } from './file-info.js';
 import { CurrentTimeTool } from './current-time.js';
 import { MemoryListTool, MemoryReadTool, MemoryWriteTool, MemoryPatchTool, MemoryAppendTool } from './memory.js';
-import { WebSearchTool, webSearchUnregisteredReason } from './web-search.js';
+import { WebSearchTool } from './web-search.js';
+import { webSearchUnregisteredReason } from './web-search-config.js';
 // Tool files that declare typed init options on Tool.InitContext: named imports used only as
 // values are dropped from the published .d.ts, these side-effect imports keep the declarations.
 import '../net/ssrf.js';
@@ -32,7 +33,7 @@ import './http-request.js';
 import './search-common.js';
 import './grep.js';
 import './list.js';
-import './todo.js';
+import './todo-store.js';
 import './task.js';
 import './memory-store.js';
 import './web-search.js';
