@@ -4,6 +4,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Tool } from '../src/tool.js';
 import { builtinTools, type Tool as PublicTool } from '../src/index.js';
+import { loadBuiltinInfos } from '../src/tools/index.js';
+import { readdirSync, readFileSync } from 'node:fs';
 
 // Compile-time checks (npm test type-checks this file): execute's args are typed from the schema
 // in the forms docs/authoring-tools.md recommends. A regression here fails `tsc`, not jest.
@@ -62,6 +64,34 @@ describe('Tool.define typing', () => {
       expect(path.basename(descriptionPath)).toBe(`${info.id}.txt`);
       expect({ id: info.id, exists: existsSync(descriptionPath) }).toEqual({ id: info.id, exists: true });
     }
+  });
+
+  it('the built-in list says what each tool file declares (id, permissions, danger, .txt), and lists every tool file', async () => {
+    const declared = await loadBuiltinInfos();
+    const about = (i: Tool.About) => ({
+      id: i.id,
+      permissions: i.permissions,
+      danger: i.danger,
+      txt: i.descriptionPath,
+    });
+    expect(builtinTools.map((t) => about(t.info))).toEqual(declared.map(about));
+    // Every Tool.define with a declared id in src/tools/ is in the list (a new tool file cannot be forgotten).
+    const dir = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'src', 'tools');
+    const ids = readdirSync(dir)
+      .filter((f) => f.endsWith('.ts'))
+      .flatMap((f) => [
+        ...readFileSync(path.join(dir, f), 'utf8').matchAll(/Tool\.define(?:<[^>]*>)?\(\s*\{\s*id: '([a-z_]+)'/g),
+      ])
+      .map((m) => m[1]);
+    expect(ids.length).toBeGreaterThanOrEqual(builtinTools.length);
+    expect([...new Set(ids)].sort()).toEqual(builtinTools.map((t) => t.info.id).sort());
+  });
+
+  it('a built-in tool initialises through the list exactly as through its own file', async () => {
+    const lazy = builtinTools.find((t) => t.info.id === 'list')!.info;
+    const own = (await loadBuiltinInfos()).find((i) => i.id === 'list')!;
+    const [a, b] = await Promise.all([lazy.init({ listLimit: 7 }), own.init({ listLimit: 7 })]);
+    expect({ ...a, execute: typeof a.execute }).toEqual({ ...b, execute: typeof b.execute });
   });
 
   it('both forms run with parsed arguments', async () => {

@@ -11,9 +11,8 @@ import {
   type ToolReturnType,
   type ToolRunnableConfig,
 } from '@langchain/core/tools';
-import { ToolMessage } from '@langchain/core/messages';
+import { ToolMessage } from '@langchain/core/messages/tool';
 import { CallbackManager, type CallbackManagerForToolRun } from '@langchain/core/callbacks/manager';
-import { ensureConfig, mergeConfigs } from '@langchain/core/runnables';
 import type { Tool } from './tool.js';
 import { providerJsonSchema } from './schema/index.js';
 import type { JsonSchema } from './schema/portable.js';
@@ -21,6 +20,13 @@ import { runCall, type PipelineHost } from './pipeline/call.js';
 import type { OnToolResult, ToolFinalUpdate, ToolUpdate } from './pipeline/types.js';
 import { resultText } from './result-text.js';
 
+
+/**
+ * `@langchain/core/runnables` (the barrel ensureConfig and mergeConfigs live in), loaded by the first
+ * call: importing the package does not load LangChain's runnable classes that `@langchain/core/tools`
+ * leaves out.
+ */
+let runnables: typeof import('@langchain/core/runnables') | undefined;
 /** The chunk written to LangGraph's custom stream (and dispatched as the `tool_progress` custom event) for each progress report. */
 export interface ToolProgressChunk {
   type: 'tool_progress';
@@ -97,6 +103,7 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
     TInput extends StructuredToolCallInput<JsonSchema, unknown>,
     TConfig extends ToolRunnableConfig | undefined,
   >(input: TInput, config?: TConfig): Promise<ToolReturnType<TInput, TConfig, ContentAndArtifact>> {
+    const { ensureConfig, mergeConfigs } = runnables ?? (runnables = await import('@langchain/core/runnables'));
     const merged = ensureConfig(mergeConfigs(this.defaultConfig, config)) as ToolRunnableConfig & {
       writer?: (chunk: unknown) => void;
       state?: unknown;

@@ -88,27 +88,31 @@ export function foundIn(messages: readonly unknown[]): Set<string> {
   return found;
 }
 
-const parameters = z.object({
-  query: z
-    .string()
-    .min(1)
-    .describe('Words describing what you need (e.g. "list issues with labels"), or a tool name from the list.'),
-  limit: z
-    .number()
-    .int()
-    .min(1)
-    .max(TOOL_SEARCH_MAX_RESULTS)
-    .optional()
-    .describe(`How many tools to load at most (default ${TOOL_SEARCH_DEFAULT_RESULTS}).`),
-});
+/** tool_search's arguments, built on first use (no zod work at import). */
+const searchParameters = () =>
+  z.object({
+    query: z
+      .string()
+      .min(1)
+      .describe('Words describing what you need (e.g. "list issues with labels"), or a tool name from the list.'),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(TOOL_SEARCH_MAX_RESULTS)
+      .optional()
+      .describe(`How many tools to load at most (default ${TOOL_SEARCH_DEFAULT_RESULTS}).`),
+  });
+type SearchParameters = ReturnType<typeof searchParameters>;
+let parameters: SearchParameters | undefined;
 
 /** The `tool_search` tool of `registry`: its description lists the deferred tools as they are at init. */
 function toolSearchTool(registry: ToolRegistryImpl): Tool.Info {
-  const info = Tool.define<typeof parameters, ToolSearchMetadata>(
+  const info = Tool.define<SearchParameters, ToolSearchMetadata>(
     { id: TOOL_SEARCH_ID, permissions: { required: [] }, danger: 'safe' },
     () => ({
       description: describeCatalog(deferredTools(registry)),
-      parameters,
+      parameters: (parameters ??= searchParameters()),
       async execute(args) {
         const catalog = deferredTools(registry);
         const matches = search(catalog, args.query, args.limit ?? TOOL_SEARCH_DEFAULT_RESULTS);

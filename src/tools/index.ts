@@ -1,42 +1,26 @@
 /**
- * The list of built-in tools. Each tool's file declares its own id, permissions, danger and `.txt`
- * description.
+ * The list of built-in tools: each tool's id, permissions and danger as its own file declares
+ * them, and how to load that file. A tool's module is imported on its first `init`, so importing
+ * the package does not load 26 tools and their dependencies (a drift test checks this list against
+ * each file's `Tool.define`).
  * Must not decide anything about a tool but its place in the list.
  */
 import type { Tool } from '../tool.js';
-import type { ToolPermissions } from '../permissions.js';
+import type { ToolPermission, ToolPermissions } from '../permissions.js';
 import type { ToolRegistryImpl } from '../registry.js';
-import { ReadTool } from './read.js';
-import { WriteTool } from './write.js';
-import { EditTool } from './edit.js';
-import { ListTool } from './list.js';
-import { GlobTool } from './glob.js';
-import { GrepTool } from './grep.js';
-import { BashTool } from './bash.js';
-import { BashOutputTool, BashKillTool } from './bash-jobs.js';
-import { TodoWriteTool, TodoReadTool } from './todo.js';
-import { TaskTool } from './task.js';
-import { WebfetchTool } from './webfetch.js';
-import { HttpRequestTool } from './http-request.js';
-import { MoveTool } from './move.js';
-import { DeleteTool } from './delete.js';
-import { UndoFileTool, UndoTurnTool } from './undo.js';
-import { FileInfoTool } from './file-info.js';
-import { CurrentTimeTool } from './current-time.js';
-import { MemoryListTool, MemoryReadTool, MemoryWriteTool, MemoryPatchTool, MemoryAppendTool } from './memory.js';
-import { WebSearchTool } from './web-search.js';
+import { descriptionBeside } from '../description.js';
 import { webSearchUnregisteredReason } from './web-search-config.js';
-// Tool files that declare typed init options on Tool.InitContext: named imports used only as
-// values are dropped from the published .d.ts, these side-effect imports keep the declarations.
-import '../net/ssrf.js';
-import './http-request.js';
-import './search-common.js';
-import './grep.js';
-import './list.js';
-import './todo-store.js';
-import './task.js';
-import './memory-store.js';
-import './web-search.js';
+// The tool files that declare typed init options on Tool.InitContext. Type-only re-exports keep
+// their declarations in the published .d.ts without loading the modules at run time.
+export type {} from '../net/ssrf.js';
+export type {} from './http-request.js';
+export type {} from './search-common.js';
+export type {} from './grep.js';
+export type {} from './list.js';
+export type {} from './todo-store.js';
+export type {} from './task.js';
+export type {} from './memory-store.js';
+export type {} from './web-search-config.js';
 
 /** A built-in tool as the registry receives it (what its own file declares). */
 export interface BuiltinTool {
@@ -47,47 +31,166 @@ export interface BuiltinTool {
   unregisteredReason?: () => string | undefined;
 }
 
-/** Every built-in tool's Info, in the order agents see them. */
-const BUILTIN_INFOS: Tool.Info[] = [
-  ReadTool,
-  WriteTool,
-  EditTool,
-  MoveTool,
-  DeleteTool,
-  UndoFileTool,
-  UndoTurnTool,
-  FileInfoTool,
-  ListTool,
-  GlobTool,
-  GrepTool,
-  BashTool,
-  BashOutputTool,
-  BashKillTool,
-  TaskTool,
-  WebfetchTool,
-  HttpRequestTool,
-  TodoWriteTool,
-  TodoReadTool,
-  CurrentTimeTool,
-  MemoryListTool,
-  MemoryReadTool,
-  MemoryWriteTool,
-  MemoryPatchTool,
-  MemoryAppendTool,
-  WebSearchTool,
+/** One line of the list: what the tool's file declares, and how to import the Info it exports. */
+interface Entry {
+  id: string;
+  required: ToolPermission[];
+  danger: Tool.DangerLevel;
+  load: () => Promise<Tool.Info>;
+}
+
+/** Every built-in tool, in the order agents see them. */
+const ENTRIES: Entry[] = [
+  { id: 'read', required: ['read'], danger: 'safe', load: async () => (await import('./read.js')).ReadTool },
+  { id: 'write', required: ['write'], danger: 'moderate', load: async () => (await import('./write.js')).WriteTool },
+  { id: 'edit', required: ['write'], danger: 'moderate', load: async () => (await import('./edit.js')).EditTool },
+  { id: 'move', required: ['write'], danger: 'moderate', load: async () => (await import('./move.js')).MoveTool },
+  {
+    id: 'delete',
+    required: ['write'],
+    danger: 'dangerous',
+    load: async () => (await import('./delete.js')).DeleteTool,
+  },
+  {
+    id: 'undo_file',
+    required: ['write'],
+    danger: 'moderate',
+    load: async () => (await import('./undo.js')).UndoFileTool,
+  },
+  {
+    id: 'undo_turn',
+    required: ['write'],
+    danger: 'moderate',
+    load: async () => (await import('./undo.js')).UndoTurnTool,
+  },
+  {
+    id: 'file_info',
+    required: ['read'],
+    danger: 'safe',
+    load: async () => (await import('./file-info.js')).FileInfoTool,
+  },
+  { id: 'list', required: ['read'], danger: 'safe', load: async () => (await import('./list.js')).ListTool },
+  { id: 'glob', required: ['read'], danger: 'safe', load: async () => (await import('./glob.js')).GlobTool },
+  { id: 'grep', required: ['read'], danger: 'safe', load: async () => (await import('./grep.js')).GrepTool },
+  { id: 'bash', required: ['execute'], danger: 'dangerous', load: async () => (await import('./bash.js')).BashTool },
+  {
+    id: 'bash_output',
+    required: ['execute'],
+    danger: 'safe',
+    load: async () => (await import('./bash-jobs.js')).BashOutputTool,
+  },
+  {
+    id: 'bash_kill',
+    required: ['execute'],
+    danger: 'moderate',
+    load: async () => (await import('./bash-jobs.js')).BashKillTool,
+  },
+  { id: 'task', required: ['execute'], danger: 'dangerous', load: async () => (await import('./task.js')).TaskTool },
+  {
+    id: 'webfetch',
+    required: ['network'],
+    danger: 'moderate',
+    load: async () => (await import('./webfetch.js')).WebfetchTool,
+  },
+  {
+    id: 'http_request',
+    required: ['network'],
+    danger: 'moderate',
+    load: async () => (await import('./http-request.js')).HttpRequestTool,
+  },
+  { id: 'todowrite', required: ['read'], danger: 'safe', load: async () => (await import('./todo.js')).TodoWriteTool },
+  { id: 'todoread', required: ['read'], danger: 'safe', load: async () => (await import('./todo.js')).TodoReadTool },
+  {
+    id: 'current_time',
+    required: [],
+    danger: 'safe',
+    load: async () => (await import('./current-time.js')).CurrentTimeTool,
+  },
+  {
+    id: 'memory_list',
+    required: ['memory'],
+    danger: 'safe',
+    load: async () => (await import('./memory.js')).MemoryListTool,
+  },
+  {
+    id: 'memory_read',
+    required: ['memory'],
+    danger: 'safe',
+    load: async () => (await import('./memory.js')).MemoryReadTool,
+  },
+  {
+    id: 'memory_write',
+    required: ['memory'],
+    danger: 'moderate',
+    load: async () => (await import('./memory.js')).MemoryWriteTool,
+  },
+  {
+    id: 'memory_patch',
+    required: ['memory'],
+    danger: 'moderate',
+    load: async () => (await import('./memory.js')).MemoryPatchTool,
+  },
+  {
+    id: 'memory_append',
+    required: ['memory'],
+    danger: 'moderate',
+    load: async () => (await import('./memory.js')).MemoryAppendTool,
+  },
+  {
+    id: 'web_search',
+    required: ['network'],
+    danger: 'safe',
+    load: async () => (await import('./web-search.js')).WebSearchTool,
+  },
 ];
 
 /** Tools registered only when configured: the reason each is left out, or undefined. */
 const CONDITIONS: Record<string, () => string | undefined> = { web_search: () => webSearchUnregisteredReason() };
 
+/** The tail of the tool-module imports: one at a time, so two first inits never link the same module at once. */
+let importing: Promise<unknown> = Promise.resolve();
+const loadedInfos = new Map<Entry, Promise<Tool.Info>>();
+
+/** The Info `entry`'s module exports, imported once (after any import already under way). */
+function load(entry: Entry): Promise<Tool.Info> {
+  let info = loadedInfos.get(entry);
+  if (!info) {
+    info = importing.then(entry.load, entry.load);
+    importing = info.catch(() => undefined);
+    loadedInfos.set(entry, info);
+  }
+  return info;
+}
+
+/** An Info that imports the tool's module on its first `init` and hands every `init` to the real Info. */
+function lazyInfo(entry: Entry, descriptionPath: string): Tool.Info {
+  return {
+    id: entry.id,
+    permissions: { required: [...entry.required] },
+    descriptionPath,
+    danger: entry.danger,
+    async init(initCtx) {
+      return (await load(entry)).init(initCtx);
+    },
+  };
+}
+
 /** Every built-in tool, in the order agents see them, with the permissions and description file it declares. */
-export const builtinTools: BuiltinTool[] = BUILTIN_INFOS.map((info) => {
-  if (!info.permissions || !info.descriptionPath)
-    throw new Error(`Built-in tool "${info.id}" must declare its permissions and descriptionPath in Tool.define.`);
-  const tool: BuiltinTool = { info, permissions: info.permissions, descriptionPath: info.descriptionPath };
-  if (CONDITIONS[info.id]) tool.unregisteredReason = CONDITIONS[info.id];
+export const builtinTools: BuiltinTool[] = ENTRIES.map((entry) => {
+  const descriptionPath = descriptionBeside(import.meta.url, entry.id);
+  const info = lazyInfo(entry, descriptionPath);
+  const tool: BuiltinTool = { info, permissions: info.permissions!, descriptionPath };
+  if (CONDITIONS[entry.id]) tool.unregisteredReason = CONDITIONS[entry.id];
   return tool;
 });
+
+/**
+ * The Info each built-in tool's own module exports, loaded now (the registry loads them on first
+ * use). For checks that the list above says what each file declares.
+ */
+export async function loadBuiltinInfos(): Promise<Tool.Info[]> {
+  return Promise.all(ENTRIES.map(load));
+}
 
 /** Built-in tools `registerBuiltinTools` leaves out here (no backend configured), with what to set. */
 export function unregisteredBuiltins(): Array<{ id: string; reason: string }> {
