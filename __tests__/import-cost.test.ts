@@ -1,11 +1,13 @@
 /**
  * Pay only for what you use: importing the package loads none of the heavy dependencies a single
- * tool needs (HTML conversion, globbing, diffs, the MCP SDK); the first use loads them. Checked in
- * fresh processes against the built package (timings are bench/import.bench.mjs's job).
+ * tool needs (HTML conversion, globbing, diffs, the MCP SDK), none of the built-in tools' modules,
+ * and neither the REST tools nor the network stack; the first use loads them. Checked in fresh
+ * processes against the built package (timings are bench/import.bench.mjs's job).
  */
 import { describe, it, expect, beforeAll } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { ROOT, ensureDist } from './dist.js';
 
@@ -25,12 +27,50 @@ async function loadedAfter(script: string): Promise<string[]> {
 }
 
 const INDEX = JSON.stringify(path.join(ROOT, 'dist', 'index.js'));
+const RESOLVE_LOG = path.join(ROOT, '__tests__', 'fixtures', 'resolve-log.mjs');
+
+/** The package's own modules (dist-relative, e.g. `tools/read.js`) and the `node:` builtins a fresh process resolved running `script`. */
+async function resolvedBy(script: string): Promise<{ ours: string[]; builtins: string[] }> {
+  const { stderr } = await run(process.execPath, ['--import', RESOLVE_LOG, '--input-type=module', '-e', script], {
+    cwd: ROOT,
+  });
+  const urls = [...stderr.matchAll(/^resolved (\S+)$/gm)].map((m) => m[1]);
+  const dist = pathToFileURL(path.join(ROOT, 'dist')).href + '/';
+  return {
+    ours: urls.filter((u) => u.startsWith(dist)).map((u) => u.slice(dist.length)),
+    builtins: urls.filter((u) => u.startsWith('node:')),
+  };
+}
 
 beforeAll(() => ensureDist(), 180_000);
 
 describe('import cost', () => {
   it('importing the package loads none of the heavy dependencies', async () => {
     expect(await loadedAfter(`await import(${INDEX});`)).toEqual([]);
+  }, 60_000);
+
+  it('importing the package loads no built-in tool, no REST tool and no HTTP client; a tool module loads on its first init', async () => {
+    const { ours, builtins } = await resolvedBy(`await import(${INDEX});`);
+    expect(ours).toContain('registry.js');
+    // The light list of built-ins and the configuration modules the root re-exports, nothing else of tools/.
+    expect(
+      ours.filter(
+        (m) =>
+          m.startsWith('tools/') &&
+          !/^tools\/(index|bash-danger.*|bash-parser|bash-unwrap|bash-words|memory-store|todo-store|web-search-config)\.js$/.test(
+            m,
+          ),
+      ),
+    ).toEqual([]);
+    expect(ours.filter((m) => /^(rest|net)\//.test(m))).toEqual([]);
+    expect(builtins.filter((b) => /^node:(https?|tls|dns)$/.test(b))).toEqual([]);
+
+    const used = await resolvedBy(`
+      const { createRegistry, registerBuiltinTools } = await import(${INDEX});
+      const registry = registerBuiltinTools(createRegistry(), ['read']);
+      await registry.tools({ ids: ['read'] });`);
+    expect(used.ours).toContain('tools/read.js');
+    expect(used.ours).not.toContain('tools/webfetch.js');
   }, 60_000);
 
   it('glob and diff load what they need on first use; HTML conversion loads sanitize-html and turndown only in its worker', async () => {

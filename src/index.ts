@@ -1,5 +1,8 @@
 /**
- * Public exports of agent-toolbelt.
+ * Public exports of agent-toolbelt's root entry: authoring, the registry, built-in tools, MCP and policy.
+ * REST/OpenAPI tools (`agent-toolbelt/rest`), the SSRF guard (`agent-toolbelt/ssrf`), the policy
+ * middleware (`agent-toolbelt/middleware`) and the limits (`agent-toolbelt/constants`) have their own
+ * entries, so importing the root does not load them.
  * Must not define anything: it only re-exports what the docs teach (pinned by __tests__/public-api.txt).
  */
 export { Tool } from './tool.js';
@@ -59,16 +62,6 @@ export {
   type WebSearchResult,
   type WebSearchMetadata,
 } from './tools/web-search-config.js';
-export {
-  checkAddress,
-  checkHost,
-  assertUrlAllowed,
-  guardedLookup,
-  guardedGet,
-  BlockedAddressError,
-  type SsrfPolicy,
-  type Verdict,
-} from './net/ssrf.js';
 export { MEMORY_TOOLS, MEMORY_READ_ONLY_TOOLS, DEFAULT_MEMORY_DIR } from './tools/memory-store.js';
 export { Workspace, PathOutsideWorkspaceError } from './workspace.js';
 export { Tenant } from './tenant.js';
@@ -102,20 +95,6 @@ export {
 export { orderProgressBeforeResponses } from './mcp/progress-order.js';
 export { toolsForTurn, deferredTools, TOOL_SEARCH_ID, type DeferredTool, type ToolSearchMetadata } from './mcp/lazy.js';
 export { lazyToolsMiddleware } from './mcp/lazy-middleware.js';
-export {
-  registerRestTools,
-  restTool,
-  restToolId,
-  importOpenApi,
-  registerOpenApiTools,
-  loadRestConfig,
-  type RestToolConfig,
-  type RegisterRestOptions,
-  type OpenApiImportOptions,
-  type OpenApiImport,
-  type RestConfigFile,
-  type RestOpenApiEntry,
-} from './rest/index.js';
 export {
   providerJsonSchema,
   portableJsonSchema,
