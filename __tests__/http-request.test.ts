@@ -8,7 +8,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRegistry, registerBuiltinTools } from '../src/index.js';
 import type { Tool } from '../src/tool.js';
-import { HTTP_MAX_RESPONSE_BYTES, HTTP_MAX_REQUEST_BYTES, HTTP_MAX_REDIRECTS } from '../src/net/http.js';
+import { HTTP_MAX_RESPONSE_BYTES, HTTP_MAX_REQUEST_BYTES } from '../src/net/http.js';
+import { MAX_REDIRECTS } from '../src/net/redirects.js';
 import { ResponseCache } from '../src/net/response-cache.js';
 import { callTool } from './tool-call.js';
 
@@ -37,6 +38,8 @@ beforeAll(async () => {
             contentType: req.headers['content-type'] ?? null,
             authorization: req.headers.authorization ?? null,
             apiKey: req.headers['x-api-key'] ?? null,
+            cookie: req.headers.cookie ?? null,
+            acceptEncoding: req.headers['accept-encoding'] ?? null,
             body: Buffer.concat(chunks).toString(),
           });
         case '/count':
@@ -58,6 +61,12 @@ beforeAll(async () => {
         case '/loop':
           res.writeHead(302, { location: '/loop' });
           return res.end();
+        case '/prg': // post-redirect-get to the same URL: not a loop
+          if (req.method === 'POST') {
+            res.writeHead(303, { location: '/prg' });
+            return res.end();
+          }
+          return json(200, { method: req.method });
         case '/hang':
           return; // never answers
         default:
@@ -99,6 +108,8 @@ describe('http_request', () => {
       contentType: 'application/json',
       authorization: null,
       apiKey: 'k-123',
+      cookie: null,
+      acceptEncoding: null,
       body: '{"name":"Rex"}',
     });
     expect(msg.result.metadata).toMatchObject({
@@ -192,17 +203,40 @@ describe('http_request: the SSRF guard', () => {
     });
     expect(msg.status).toBe('error');
     expect(String(msg.content)).toContain('a cloud metadata endpoint');
-    expect(String(msg.content)).toContain('Reached through a redirect');
+    const first = `${base}/redirect?to=${encodeURIComponent('http://169.254.169.254/latest/meta-data/')}`;
+    expect(String(msg.content)).toContain(
+      `(Reached through a redirect: ${first} -> http://169.254.169.254/latest/meta-data/.)`,
+    );
   });
 
-  it(`follows ${HTTP_MAX_REDIRECTS} redirects and no more`, async () => {
-    const msg = await callTool(await toolsWith(), 'http_request', { method: 'GET', url: `${base}/loop` });
-    expect(String(msg.content)).toContain(`Too many redirects: more than ${HTTP_MAX_REDIRECTS}`);
+  it(`follows ${MAX_REDIRECTS} redirects and no more, naming the chain`, async () => {
     const chain = (n: number): string =>
       n === 0 ? `${base}/echo` : `${base}/redirect?to=${encodeURIComponent(chain(n - 1))}`;
-    const ok = await callTool(await toolsWith(), 'http_request', { method: 'GET', url: chain(HTTP_MAX_REDIRECTS) });
+    const ok = await callTool(await toolsWith(), 'http_request', { method: 'GET', url: chain(MAX_REDIRECTS) });
     expect(ok.status).toBe('success');
-    expect(ok.result.metadata.redirects).toHaveLength(HTTP_MAX_REDIRECTS);
+    expect(ok.result.metadata.redirects).toHaveLength(MAX_REDIRECTS);
+    const echoes = hits['/echo'];
+    const past = await callTool(await toolsWith(), 'http_request', { method: 'GET', url: chain(MAX_REDIRECTS + 1) });
+    expect(past.status).toBe('error');
+    const hops = Array.from({ length: MAX_REDIRECTS + 2 }, (_, i) => chain(MAX_REDIRECTS + 1 - i));
+    expect(String(past.content)).toContain(
+      `Too many redirects: more than ${MAX_REDIRECTS} starting at ${hops[0]}, the last to ${hops[MAX_REDIRECTS + 1]}: ${hops.join(' -> ')}.`,
+    );
+    expect(hits['/echo']).toBe(echoes); // the hop past the limit was never requested
+  });
+
+  it('a redirect back to a request already sent is refused as a loop at once; a 303 to the same URL is not one', async () => {
+    const before = hits['/loop'] ?? 0;
+    const msg = await callTool(await toolsWith(), 'http_request', { method: 'GET', url: `${base}/loop` });
+    expect(msg.status).toBe('error');
+    expect(String(msg.content)).toContain(
+      `Redirect loop: ${base}/loop redirected (HTTP 302) back to ${base}/loop, which was already requested`,
+    );
+    expect(hits['/loop']).toBe(before + 1);
+    const prg = await callTool(await toolsWith(), 'http_request', { method: 'POST', url: `${base}/prg` });
+    expect(prg.status).toBe('success');
+    expect(prg.result.metadata.redirects).toEqual([`${base}/prg`]);
+    expect(String(prg.content)).toContain('"method": "GET"');
   });
 
   it('a 303 turns a POST into a GET; credentials are not sent on to another origin', async () => {
@@ -231,6 +265,48 @@ describe('http_request: the SSRF guard', () => {
     expect(echoed2).toMatchObject({ method: 'GET', authorization: 'Bearer s3cret-token', body: '' });
   });
 
+  it('a 307 to another origin drops Authorization, Cookie and API keys; the body keeps its Content-Type', async () => {
+    const other = `http://localhost:${port}/echo`;
+    const msg = await callTool(await toolsWith(), 'http_request', {
+      method: 'PUT',
+      url: `${base}/redirect?status=307&to=${encodeURIComponent(other)}`,
+      headers: [
+        { name: 'Authorization', value: 'Bearer s3cret-token' },
+        { name: 'Cookie', value: 'session=s3cret-cookie' },
+        { name: 'X-Api-Key', value: 'k-s3cret' },
+        { name: 'Accept-Encoding', value: 'identity' },
+      ],
+      body: '{"name":"Rex"}',
+    });
+    expect(msg.status).toBe('success');
+    expect(msg.result.metadata.redirects).toEqual([other]);
+    const echoed = JSON.parse(String(msg.content).slice(String(msg.content).indexOf('\n') + 1)) as Record<
+      string,
+      unknown
+    >;
+    expect(echoed).toMatchObject({
+      method: 'PUT',
+      authorization: null,
+      cookie: null,
+      apiKey: null,
+      acceptEncoding: 'identity',
+      contentType: 'application/json',
+      body: '{"name":"Rex"}',
+    });
+    // The same hop on the same origin keeps them all.
+    const same = await callTool(await toolsWith(), 'http_request', {
+      method: 'PUT',
+      url: `${base}/redirect?status=307&to=/echo`,
+      headers: [
+        { name: 'Cookie', value: 'session=s3cret-cookie' },
+        { name: 'X-Api-Key', value: 'k-s3cret' },
+      ],
+      body: '{"name":"Rex"}',
+    });
+    expect(String(same.content)).toContain('"cookie": "session=s3cret-cookie"');
+    expect(String(same.content)).toContain('"apiKey": "k-s3cret"');
+  });
+
   it('the host allowlist refuses other hosts, redirects included', async () => {
     const tools = await toolsWith({ allowPrivateNetwork: true, httpAllowedHosts: ['127.0.0.1'] });
     const ok = await callTool(tools, 'http_request', { method: 'GET', url: `${base}/echo` });
@@ -241,7 +317,9 @@ describe('http_request: the SSRF guard', () => {
       method: 'GET',
       url: `${base}/redirect?to=${encodeURIComponent(`http://localhost:${port}/echo`)}`,
     });
-    expect(String(via.content)).toContain('reached through a redirect');
+    expect(String(via.content)).toContain(
+      `(reached through a redirect: ${base}/redirect?to=${encodeURIComponent(`http://localhost:${port}/echo`)} -> http://localhost:${port}/echo)`,
+    );
   });
 });
 

@@ -6,10 +6,10 @@ import type { AddressInfo } from 'node:net';
 import {
   WebfetchTool,
   MAX_RESPONSE_BYTES,
-  MAX_REDIRECTS,
   MAX_TIMEOUT_SECONDS,
   DEFAULT_TIMEOUT_SECONDS,
 } from '../src/tools/webfetch.js';
+import { MAX_REDIRECTS } from '../src/net/redirects.js';
 import { makeCtx, recordClientConnections } from './helpers.js';
 
 // Every client socket this suite opens must connect to loopback only.
@@ -189,6 +189,9 @@ beforeAll(async () => {
         return;
       case '/loop':
         res.writeHead(301, { Location: '/loop' }).end();
+        return;
+      case '/headers': // the request headers a hop arrived with
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(req.headers));
         return;
       case '/to':
         res.writeHead(307, { Location: u.searchParams.get('url') ?? '/' }).end();
@@ -473,6 +476,35 @@ describe('webfetch: redirects', () => {
     expect(ok.metadata.finalUrl).toBe(`${base}/text`);
     await expect(fetchLocal({ url: `${base}/redirect?n=${MAX_REDIRECTS + 1}` })).rejects.toThrow(
       /Too many redirects: more than 5/,
+    );
+  });
+
+  it('a redirect back to a URL already requested is refused as a loop at once, naming the hop', async () => {
+    const before = hits.paths.filter((p) => p === '/loop').length;
+    await expect(fetchLocal({ url: `${base}/loop` })).rejects.toThrow(
+      `Redirect loop: ${base}/loop redirected (HTTP 301) back to ${base}/loop, which was already requested: ${base}/loop -> ${base}/loop.`,
+    );
+    expect(hits.paths.filter((p) => p === '/loop').length).toBe(before + 1);
+  });
+
+  it('a hop to another origin keeps the content negotiation headers but not the password of the URL', async () => {
+    const port = new URL(base).port;
+    const other = `http://localhost:${port}/headers`;
+    const withCreds = base.replace('http://', 'http://alice:pw-hop-secret@');
+    const ok = await fetchLocal({ url: `${withCreds}/to?url=${encodeURIComponent(other)}` });
+    expect(ok.metadata.redirects).toEqual([other]);
+    const seen = JSON.parse(ok.output) as Record<string, string>;
+    expect(seen).toMatchObject({
+      'user-agent': expect.stringContaining('agent-toolbelt-webfetch'),
+      accept: expect.stringContaining('text/markdown'),
+      'accept-encoding': 'gzip, deflate, br',
+      'accept-language': 'en;q=1.0, *;q=0.5',
+    });
+    expect(seen.authorization).toBeUndefined();
+    // A redirect to a path on the same host still sends it.
+    const same = await fetchLocal({ url: `${withCreds}/to?url=/headers` });
+    expect((JSON.parse(same.output) as Record<string, string>).authorization).toBe(
+      `Basic ${Buffer.from('alice:pw-hop-secret').toString('base64')}`,
     );
   });
 

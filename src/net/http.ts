@@ -1,14 +1,15 @@
 /**
  * One HTTP exchange for the API tools (http_request, REST and OpenAPI tools): any method, through
- * the SSRF guard, redirects followed by hand and re-checked (address policy and host allowlist),
- * one deadline, a byte cap on the (decompressed) body, and the body rendered for a model (JSON
- * parsed, text decoded, binary refused). It knows nothing of tools, configs or secrets.
+ * the SSRF guard with redirects followed by src/net/redirects.ts (each hop re-checked), one
+ * deadline, a byte cap on the (decompressed) body, and the body rendered for a model (JSON parsed,
+ * text decoded, binary refused). It knows nothing of tools, configs or secrets.
  */
 import type http from 'node:http';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { formatBytes } from '../format.js';
-import { BlockedAddressError, guardedRequest, normaliseHost, type CompiledPolicy } from './ssrf.js';
+import { BlockedAddressError, type CompiledPolicy } from './ssrf.js';
+import { followRedirects, RedirectFailure } from './redirects.js';
 
 /** Largest response body the API tools accept (after decompression), in bytes. */
 export const HTTP_MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
@@ -18,12 +19,8 @@ export const HTTP_MAX_REQUEST_BYTES = 1024 * 1024;
 export const HTTP_DEFAULT_TIMEOUT_SECONDS = 30;
 /** Largest timeout a call may ask for, in seconds. */
 export const HTTP_MAX_TIMEOUT_SECONDS = 120;
-/** Redirects followed before giving up; each hop is checked again. */
-export const HTTP_MAX_REDIRECTS = 5;
 /** Characters of an error response's body quoted in the error. */
 export const HTTP_ERROR_BODY_CHARS = 2000;
-/** The request and response headers that survive a redirect to another origin (the rest, credentials included, are dropped). */
-export const HTTP_CROSS_ORIGIN_HEADERS: readonly string[] = ['accept', 'accept-language', 'user-agent'];
 
 /** One request. */
 export interface HttpExchangeRequest {
@@ -60,27 +57,7 @@ export class HttpFailure extends Error {
   override name = 'HttpFailure';
 }
 
-/** Whether `host` matches one of `patterns` (`example.com` exactly, `*.example.com` any subdomain). */
-export function hostMatches(host: string, patterns: readonly string[]): boolean {
-  const h = normaliseHost(host);
-  return patterns.some((raw) => {
-    const p = normaliseHost(raw);
-    return p.startsWith('*.') ? h.endsWith(p.slice(1)) && h.length > p.length - 1 : h === p;
-  });
-}
-
-function assertHostAllowed(url: URL, allowed: readonly string[] | undefined, via: string[]): void {
-  if (!allowed || hostMatches(url.hostname, allowed)) return;
-  const chain = via.length ? ` (reached through a redirect: ${[...via, url.href].join(' -> ')})` : '';
-  throw new HttpFailure(
-    `The host ${url.hostname} is not in this tool's allowed hosts (${allowed.join(', ') || 'none'})${chain}. ` +
-      'No request was sent to it. Use one of the allowed hosts.',
-  );
-}
-
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-
-/** Sends `request`, following redirects, and reads the body under the cap. Throws `HttpFailure` or `BlockedAddressError`. */
+/** Sends `request`, following redirects, and reads the body under the cap. Throws `HttpFailure`, `RedirectFailure` or `BlockedAddressError`. */
 export async function sendHttp(request: HttpExchangeRequest, options: HttpSendOptions): Promise<HttpExchangeResponse> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new TimeoutMark()), options.timeoutMs);
@@ -94,9 +71,14 @@ export async function sendHttp(request: HttpExchangeRequest, options: HttpSendOp
     options.onStage?.(s);
   };
   try {
-    const { res, url, redirects } = await follow(request, options, controller.signal, (u, s) => {
-      current = u;
-      setStage(s);
+    const { res, url, redirects } = await followRedirects(request, {
+      policy: options.policy,
+      allowedHosts: options.allowedHosts,
+      signal: controller.signal,
+      onRedirect: (u) => {
+        current = u;
+        setStage(`following a redirect to ${u.href}`);
+      },
     });
     setStage(`reading the body of ${url.href}`);
     const body = await readCapped(res, options.maxBytes ?? HTTP_MAX_RESPONSE_BYTES, url);
@@ -117,7 +99,7 @@ export async function sendHttp(request: HttpExchangeRequest, options: HttpSendOp
         );
       throw new HttpFailure(`${request.method} ${current.href} was aborted while ${stage}.`);
     }
-    if (err instanceof HttpFailure || err instanceof BlockedAddressError) throw err;
+    if (err instanceof HttpFailure || err instanceof RedirectFailure || err instanceof BlockedAddressError) throw err;
     throw new HttpFailure(networkError(err, request.method, current));
   } finally {
     clearTimeout(timer);
@@ -126,62 +108,6 @@ export async function sendHttp(request: HttpExchangeRequest, options: HttpSendOp
 }
 
 class TimeoutMark extends Error {}
-
-async function follow(
-  request: HttpExchangeRequest,
-  options: HttpSendOptions,
-  signal: AbortSignal,
-  onHop: (url: URL, stage: string) => void,
-): Promise<{ res: http.IncomingMessage; url: URL; redirects: string[] }> {
-  const redirects: string[] = [];
-  let { method, url, headers, body } = request;
-  for (;;) {
-    assertHostAllowed(url, options.allowedHosts, redirects.length ? [request.url.href, ...redirects.slice(0, -1)] : []);
-    let res: http.IncomingMessage;
-    try {
-      res = await guardedRequest(url, { policy: options.policy, method, headers, body, signal });
-    } catch (err) {
-      if (err instanceof BlockedAddressError && redirects.length)
-        throw new HttpFailure(`${err.message} (Reached through a redirect from ${request.url.href}.)`);
-      throw err;
-    }
-    const status = res.statusCode ?? 0;
-    const location = res.headers.location;
-    if (!REDIRECTS.has(status) || !location) return { res, url, redirects };
-    res.destroy();
-    let next: URL;
-    try {
-      next = new URL(location, url);
-    } catch {
-      throw new HttpFailure(`${url.href} redirected (HTTP ${status}) to an invalid URL ${JSON.stringify(location)}.`);
-    }
-    if (redirects.length >= HTTP_MAX_REDIRECTS)
-      throw new HttpFailure(
-        `Too many redirects: more than ${HTTP_MAX_REDIRECTS} starting at ${request.url.href}. Call the final URL directly if you know it.`,
-      );
-    // 303 (and 301/302 after a non-GET, as browsers do) turns the request into a body-less GET.
-    if (status === 303 || ((status === 301 || status === 302) && method !== 'GET' && method !== 'HEAD')) {
-      method = method === 'HEAD' ? 'HEAD' : 'GET';
-      body = undefined;
-      headers = withoutBodyHeaders(headers);
-    }
-    // Credentials configured for one origin never travel to another.
-    if (next.origin !== url.origin) headers = crossOriginHeaders(headers);
-    redirects.push(next.href);
-    url = next;
-    onHop(url, `following a redirect to ${url.href}`);
-  }
-}
-
-function withoutBodyHeaders(headers: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).filter(([k]) => !/^content-/i.test(k)));
-}
-
-function crossOriginHeaders(headers: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(headers).filter(([k]) => HTTP_CROSS_ORIGIN_HEADERS.includes(k.toLowerCase())),
-  );
-}
 
 async function readCapped(res: http.IncomingMessage, limit: number, url: URL): Promise<Buffer> {
   const declared = Number(res.headers['content-length']);

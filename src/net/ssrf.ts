@@ -7,7 +7,7 @@
  *   the socket connects to (a DNS-rebinding host cannot pass the check with one answer and connect
  *   with another);
  * - literal IP hosts before any socket exists (Node skips `lookup` for them).
- * Redirects are the caller's job: each hop goes through `guardedGet` again.
+ * Redirects are followed by src/net/redirects.ts, which sends each hop through `guardedRequest` again.
  * Must not know about tools: any code that connects out asks it, and nothing else decides reachability.
  * Over 400 lines: address policy and the guarded connection must be read together to audit.
  */

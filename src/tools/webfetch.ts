@@ -1,10 +1,10 @@
 /**
  * webfetch: GET one http(s) URL through the SSRF guard and return it as markdown, text or raw
- * HTML; other text types as text, images as attachments. Redirects are followed by hand (each hop
- * re-checked), the body is streamed under a byte cap that also bounds decompressed size, and one
- * deadline covers connect, headers and body.
- * Must not decide which addresses are reachable: src/net/ssrf.ts does.
- * Over 400 lines: the request, redirect, decoding and conversion steps of one fetch; the hardening helper moves conversion into a worker.
+ * HTML; other text types as text, images as attachments. Redirects are followed by
+ * src/net/redirects.ts (each hop re-checked), the body is streamed under a byte cap that also
+ * bounds decompressed size, and one deadline covers connect, redirects, headers and body.
+ * Must not decide which addresses are reachable (src/net/ssrf.ts does) nor follow redirects itself.
+ * Over 400 lines: the request, decoding and conversion steps of one fetch; the hardening helper moves conversion into a worker.
  */
 import type http from 'node:http';
 import { Readable, pipeline } from 'node:stream';
@@ -15,7 +15,8 @@ import { formatBytes } from '../format.js';
 import { PROGRESS_INTERVAL_MS, Throttle } from '../progress.js';
 import { descriptionBeside } from '../description.js';
 import { convertHtml, ConvertTimeoutError, MAX_CONVERT_MS } from './html-convert.js';
-import { BlockedAddressError, guardedGet, policyFromInitContext, type CompiledPolicy } from '../net/ssrf.js';
+import { BlockedAddressError, policyFromInitContext, type CompiledPolicy } from '../net/ssrf.js';
+import { followRedirects, RedirectFailure } from '../net/redirects.js';
 import { scrubText } from '../net/scrub.js';
 
 /** Largest body accepted, checked on Content-Length and on the (decompressed) bytes read. */
@@ -24,8 +25,6 @@ export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
 export const DEFAULT_TIMEOUT_SECONDS = 30;
 /** Largest timeout a call may ask for, in seconds. */
 export const MAX_TIMEOUT_SECONDS = 120;
-/** Redirects followed before giving up; each hop is checked against the SSRF policy again. */
-export const MAX_REDIRECTS = 5;
 /** Body bytes read from an error response to quote in the error. */
 export const ERROR_BODY_BYTES = 8 * 1024;
 /** Characters of an error response quoted in the error message. */
@@ -86,6 +85,15 @@ const ACCEPT: Record<Format, string> = {
 };
 
 type Format = 'markdown' | 'text' | 'html';
+
+function requestHeaders(format: Format): Record<string, string> {
+  return {
+    'User-Agent': USER_AGENT,
+    Accept: ACCEPT[format],
+    'Accept-Encoding': 'gzip, deflate, br',
+    'Accept-Language': 'en;q=1.0, *;q=0.5',
+  };
+}
 
 const parameters = z.object({
   url: z.string().describe('The http:// or https:// URL to fetch.'),
@@ -187,12 +195,15 @@ async function fetchAndConvert(
   try {
     ctx.metadata({ title: `Fetching ${start.href}`, metadata: { url: start.href, bytes: 0 } });
     const { res, url, redirects } = await followRedirects(
-      start,
-      format,
-      policy,
-      controller.signal,
-      progress,
-      (u) => (current = u),
+      { method: 'GET', url: start, headers: requestHeaders(format) },
+      {
+        policy,
+        signal: controller.signal,
+        onRedirect: (u) => {
+          current = u;
+          progress.phase = `following a redirect to ${u.href}`;
+        },
+      },
     );
     current = url;
     const status = res.statusCode ?? 0;
@@ -262,7 +273,7 @@ async function fetchAndConvert(
       }
       throw new FetchFailure(`webfetch of ${current.href} was aborted ${where}.`);
     }
-    if (err instanceof FetchFailure || err instanceof BlockedAddressError) throw err;
+    if (err instanceof FetchFailure || err instanceof RedirectFailure || err instanceof BlockedAddressError) throw err;
     throw new FetchFailure(networkError(err, current, progress));
   } finally {
     clearTimeout(timer);
@@ -274,65 +285,6 @@ async function fetchAndConvert(
 class TimeoutSignal extends Error {
   constructor() {
     super('timeout');
-  }
-}
-
-const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-
-async function followRedirects(
-  start: URL,
-  format: Format,
-  policy: CompiledPolicy,
-  signal: AbortSignal,
-  progress: Progress,
-  onHop: (url: URL) => void,
-): Promise<{ res: http.IncomingMessage; url: URL; redirects: string[] }> {
-  const redirects: string[] = [];
-  const chain = [start.href];
-  let url = start;
-  for (;;) {
-    progress.phase = redirects.length ? `following a redirect to ${url.href}` : `connecting to ${url.host}`;
-    let res: http.IncomingMessage;
-    try {
-      res = await guardedGet(url, {
-        policy,
-        signal,
-        headers: {
-          'User-Agent': USER_AGENT,
-          Accept: ACCEPT[format],
-          'Accept-Encoding': 'gzip, deflate, br',
-          'Accept-Language': 'en;q=1.0, *;q=0.5',
-        },
-      });
-    } catch (err) {
-      if (err instanceof BlockedAddressError && redirects.length) {
-        throw new FetchFailure(`${err.message} (Reached through a redirect: ${chain.join(' -> ')}.)`);
-      }
-      throw err;
-    }
-    const status = res.statusCode ?? 0;
-    const location = res.headers.location;
-    if (!REDIRECT_STATUSES.has(status) || !location) return { res, url, redirects };
-    res.destroy();
-    let next: URL;
-    try {
-      next = new URL(location, url);
-    } catch {
-      throw new FetchFailure(
-        `${url.href} redirected (HTTP ${status}) to an invalid URL ${JSON.stringify(location)}. Try another URL.`,
-      );
-    }
-    const looped = chain.includes(next.href);
-    chain.push(next.href);
-    if (redirects.length >= MAX_REDIRECTS) {
-      throw new FetchFailure(
-        `Too many redirects: more than ${MAX_REDIRECTS} starting at ${start.href}${looped ? ' (a redirect loop)' : ''}: ${chain.join(' -> ')}. ` +
-          'Fetch the final page directly if you know it, or give up on this URL.',
-      );
-    }
-    redirects.push(next.href);
-    url = next;
-    onHop(url);
   }
 }
 
