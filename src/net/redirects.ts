@@ -49,7 +49,7 @@ export interface Followed {
   redirects: string[];
 }
 
-/** A redirect that was not followed; the message says which hop and why, and what to do. */
+/** A hop refused (host allowlist; SSRF guard past the first hop) or a redirect not followed; the message names the hop, why, and what to do. */
 export class RedirectFailure extends Error {
   override name = 'RedirectFailure';
 }
