@@ -89,6 +89,44 @@ describe('undo_file', () => {
     );
   });
 
+  it('refuses when an edited file was rewritten with the same size and its mtime put back (the fingerprint is a hash)', async () => {
+    await fs.writeFile(file('a.txt'), 'head\nvalue = 1;\ntail\n');
+    await callTool(tools, 'read', { filePath: 'a.txt' });
+    await callTool(tools, 'edit', { filePath: 'a.txt', oldString: 'value = 1;', newString: 'value = 2;' }, 'call_e');
+    const edited = await fs.stat(file('a.txt'));
+    await fs.writeFile(file('a.txt'), 'head\nvalue = 3;\ntail\n');
+    await fs.utimes(file('a.txt'), edited.atime, edited.mtime);
+    const res = await callTool(tools, 'undo_file', { path: 'a.txt' });
+    expect(res.content).toBe(
+      'a.txt changed since the edit of a.txt (call call_e): it now holds 21 bytes, not what that change left. Nothing was undone; read the file and make the change you want with edit or write instead.',
+    );
+    expect(await text('a.txt')).toBe('head\nvalue = 3;\ntail\n');
+  });
+
+  // An edit's fingerprint is hashed when undo compares it, or at once past 64 parts (31 and 32
+  // replacements make 63 and 65) or 64 KiB of new text: the same answers either way.
+  it.each([
+    { name: '31 replacements', count: 31, newString: 'y' },
+    { name: '32 replacements', count: 32, newString: 'y' },
+    { name: 'new text of 64 KiB', count: 1, newString: 'y'.repeat(64 * 1024) },
+    { name: 'new text of 64 KiB + 1', count: 1, newString: 'y'.repeat(64 * 1024 + 1) },
+  ])('undoes an edit with $name exactly, and refuses after a same-size rewrite', async ({ count, newString }) => {
+    const original = Array.from({ length: count }, (_, i) => `${i}:x\n`).join('');
+    await fs.writeFile(file('m.txt'), original);
+    await callTool(tools, 'read', { filePath: 'm.txt' });
+    const edit = { filePath: 'm.txt', oldString: 'x', newString, replaceAll: true };
+    expect((await callTool(tools, 'edit', edit)).content).toMatch(/^Edited m\.txt: /);
+    expect((await callTool(tools, 'undo_file', { path: 'm.txt' })).status).toBe('success');
+    expect(await fs.readFile(file('m.txt'))).toEqual(Buffer.from(original));
+
+    await callTool(tools, 'edit', edit);
+    const changed = await fs.readFile(file('m.txt'));
+    changed[0] = changed[0] === 0x7a ? 0x79 : 0x7a;
+    await fs.writeFile(file('m.txt'), changed);
+    expect((await callTool(tools, 'undo_file', { path: 'm.txt' })).content).toMatch(/^m\.txt changed since the edit/);
+    expect(await fs.readFile(file('m.txt'))).toEqual(changed);
+  });
+
   it('moves a moved file or directory back, restoring a file the move replaced', async () => {
     await fs.writeFile(file('src.txt'), 'moved');
     await fs.writeFile(file('dst.txt'), 'replaced');

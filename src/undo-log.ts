@@ -17,11 +17,51 @@ export const MAX_UNDO_BYTES = 32 * 1024 * 1024;
 
 /** Entries of a deleted tree read at once. */
 const SNAPSHOT_BATCH = 64;
+/**
+ * An edit's fingerprint stays unhashed only while the bytes it holds cost little beyond the earlier
+ * content the change keeps anyway: at most this many parts (each a Buffer view on the heap) and
+ * LAZY_FINGERPRINT_MAX_EXTRA_BYTES of new text. Past either it is hashed when recorded; the
+ * result is the same, only when the hashing happens changes.
+ */
+const LAZY_FINGERPRINT_MAX_PARTS = 64;
+const LAZY_FINGERPRINT_MAX_EXTRA_BYTES = 64 * 1024;
+
+/**
+ * The SHA-256 of a file's bytes, taken the first time it is compared: most changes are never
+ * undone, so an edit does not hash 10 MB twice on the chance that they will be. Until then it
+ * holds the bytes as `parts` (in order), which must be bytes the change keeps anyway (its earlier
+ * content, or views on it) or small, and must never be modified.
+ */
+export class Fingerprint {
+  private hex: string | undefined;
+  private parts: readonly Uint8Array[] | undefined;
+
+  constructor(parts: readonly Uint8Array[]) {
+    this.parts = parts;
+  }
+
+  /** The hash, taken now if it was not yet. */
+  digest(): string {
+    if (this.hex === undefined) {
+      const h = createHash('sha256');
+      for (const p of this.parts!) h.update(p);
+      this.hex = h.digest('hex');
+      this.parts = undefined;
+    }
+    return this.hex;
+  }
+
+  /** Hashes now and lets go of the bytes (for a state that outlives the bytes it was made from). */
+  settle(): this {
+    this.digest();
+    return this;
+  }
+}
 
 /** What one path held, as far as undo needs to know. `data` is kept for states undo may restore. */
 export type EntryState =
   | { type: 'absent' }
-  | { type: 'file'; size: number; hash: string; mode: number; data?: Buffer }
+  | { type: 'file'; size: number; fingerprint: Fingerprint; mode: number; data?: Buffer }
   | { type: 'symlink'; target: string }
   /** A directory a move carried (compared by identity) or a delete removed (`tree`, restorable). */
   | { type: 'directory'; dev?: bigint; ino?: bigint; mode: number; tree?: TreeEntry[] }
@@ -80,6 +120,8 @@ export class UndoLog {
     let bytes = change.effects.reduce((n, e) => n + stateBytes(e.before), 0);
     let rec: UndoRecord = { ...change, seq: ++this.seq, bytes };
     if (bytes > MAX_UNDO_BYTES) {
+      // The earlier content is dropped: a fingerprint made of views on it must not keep it alive.
+      for (const e of rec.effects) if (e.after.type === 'file') e.after.fingerprint.settle();
       rec = {
         ...rec,
         effects: rec.effects.map((e) => ({ ...e, before: { type: 'absent' } })),
@@ -161,16 +203,38 @@ function stateBytes(s: EntryState): number {
   return 0;
 }
 
-/** The state of a file holding `data` (`keep`: with the bytes, so undo can restore it). */
-export function fileState(data: Buffer | string, mode: number, keep: boolean): EntryState {
-  const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-  const state: EntryState = { type: 'file', size: buf.length, hash: hashOf(buf), mode: mode & 0o7777 };
-  if (keep) state.data = buf;
+/**
+ * The state of a file holding `data`. `keep`: with the bytes, so undo can restore it (hashed only
+ * when compared); otherwise hashed now, so the state does not hold the bytes.
+ */
+export function fileState(data: Buffer, mode: number, keep: boolean): EntryState {
+  const fingerprint = new Fingerprint([data]);
+  const state: EntryState = { type: 'file', size: data.length, fingerprint, mode: mode & 0o7777 };
+  if (keep) state.data = data;
+  else fingerprint.settle();
   return state;
 }
 
-function hashOf(buf: Buffer): string {
-  return createHash('sha256').update(buf).digest('hex');
+/**
+ * The state of a file an edit wrote as `parts` (in order): views on `before.data`, which the change
+ * keeps, and the new text. Hashed only when compared, unless holding the parts would cost much.
+ */
+export function editedState(before: EntryState, parts: readonly Uint8Array[]): EntryState {
+  if (before.type !== 'file' || !before.data) throw new Error('an edited state needs the earlier bytes kept');
+  let size = 0;
+  let extra = 0;
+  for (const p of parts) {
+    size += p.byteLength;
+    if (p.buffer !== before.data.buffer) extra += p.byteLength;
+  }
+  const fingerprint = new Fingerprint(parts);
+  if (parts.length > LAZY_FINGERPRINT_MAX_PARTS || extra > LAZY_FINGERPRINT_MAX_EXTRA_BYTES) fingerprint.settle();
+  return { type: 'file', size, fingerprint, mode: before.mode };
+}
+
+/** The state of the bytes `data` just read, for an immediate comparison (not to be kept). */
+function readState(data: Buffer, mode: number): EntryState {
+  return { type: 'file', size: data.length, fingerprint: new Fingerprint([data]), mode: mode & 0o7777 };
 }
 
 /**
@@ -227,7 +291,8 @@ export async function currentState(abs: string, like: EntryState): Promise<Entry
     return { type: 'moved', dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs };
   }
   if (st.isSymbolicLink()) return { type: 'symlink', target: await fs.readlink(abs) };
-  if (st.isFile()) return fileState(await fs.readFile(abs), Number(st.mode), false);
+  // Hashed only if the sizes agree (sameState compares sizes first).
+  if (st.isFile()) return readState(await fs.readFile(abs), Number(st.mode));
   if (st.isDirectory()) return { type: 'directory', mode: Number(st.mode & 0o7777n), dev: st.dev, ino: st.ino };
   return { type: 'symlink', target: '(not a file)' };
 }
@@ -238,7 +303,7 @@ export function sameState(a: EntryState, b: EntryState): boolean {
     case 'absent':
       return b.type === 'absent';
     case 'file':
-      return b.type === 'file' && a.size === b.size && a.hash === b.hash;
+      return b.type === 'file' && a.size === b.size && a.fingerprint.digest() === b.fingerprint.digest();
     case 'symlink':
       return b.type === 'symlink' && a.target === b.target;
     case 'moved':

@@ -17,6 +17,8 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 /** The result of an exact edit made on bytes. */
 export interface ByteEdit {
   data: Buffer;
+  /** `data` in pieces: views on the old bytes around each match, and the replacement's bytes. */
+  parts: Buffer[];
   diff: DiffSummary;
   replacements: number;
   /** 1-based line of the first replacement. */
@@ -68,7 +70,13 @@ export function exactByteEdit(
   pieces.push(file.subarray(pos));
   const text = file.toString('utf8', from, to);
   const { summary, startLines } = diffOfReplacements(name, text, ranges, countNewlines(file, from));
-  return { data: Buffer.concat(pieces), diff: summary, replacements: starts.length, firstLine: startLines[0] };
+  return {
+    data: Buffer.concat(pieces),
+    parts: pieces,
+    diff: summary,
+    replacements: starts.length,
+    firstLine: startLines[0],
+  };
 }
 
 /** Newline bytes in b[0, end). */

@@ -15,7 +15,7 @@ import { decodeLossless, encodeLossless, hasEscapeRange } from '../lossless-text
 import { statIfExists } from '../files.js';
 import { diffOfReplacements, type DiffSummary } from '../diff.js';
 import { exactByteEdit } from './edit-bytes.js';
-import { fileState, recordChange } from '../undo-log.js';
+import { editedState, fileState, recordChange } from '../undo-log.js';
 import { findMatches, closestCandidate, rangeLines, AmbiguousBlockError, type MatchRange } from './edit-match.js';
 
 export { DIFF_CONTEXT_LINES } from '../diff.js';
@@ -76,10 +76,11 @@ export const EditTool = Tool.define(
               );
             }
             await fs.mkdir(path.dirname(abs), { recursive: true });
-            const { stat: stamp } = await atomicWriteFile(abs, args.newString, { signal: ctx.abort });
+            const created = Buffer.from(args.newString, 'utf8');
+            const { stat: stamp } = await atomicWriteFile(abs, created, { signal: ctx.abort });
             readTracker.record(ctx.sessionID, abs, stamp);
             recordChange(tenant, ctx, 'edit', `edit of ${shown}`, [
-              { path: abs, shown, before: { type: 'absent' }, after: fileState(args.newString, 0, false) },
+              { path: abs, shown, before: { type: 'absent' }, after: fileState(created, 0, false) },
             ]);
             const d = diffOfReplacements(shown, '', [{ start: 0, end: 0, replacement: args.newString }]).summary;
             return {
@@ -122,8 +123,11 @@ export const EditTool = Tool.define(
               staleMessage,
             });
             readTracker.record(ctx.sessionID, abs, stamp);
+            // Neither version is hashed here: the old bytes are kept for undo anyway, and the new
+            // ones are views on them plus the replacement (see Fingerprint in undo-log.ts).
+            const before = fileState(bytes, stat.mode, true);
             recordChange(tenant, ctx, 'edit', `edit of ${shown}`, [
-              { path: abs, shown, before: fileState(bytes, stat.mode, true), after: fileState(fast.data, 0, false) },
+              { path: abs, shown, before, after: editedState(before, fast.parts) },
             ]);
             return edited(shown, fast.diff, fast.replacements, fast.firstLine, 'exact');
           }
@@ -192,8 +196,9 @@ export const EditTool = Tool.define(
           const firstLine = startLines[0];
           const final = bom + (crlf ? updated.replace(/\n/g, '\r\n') : updated);
           if (ctx.abort.aborted) throw new Error('edit was aborted; the file is unchanged.');
-          // Bytes that were not valid UTF-8 go back exactly as they were.
-          const written = decoded.escaped ? encodeLossless(final) : final;
+          // Bytes that were not valid UTF-8 go back exactly as they were. Encoded once, for the
+          // write and the undo fingerprint.
+          const written = decoded.escaped ? encodeLossless(final) : Buffer.from(final, 'utf8');
           const { stat: stamp } = await atomicWriteFile(abs, written, {
             signal: ctx.abort,
             expect: version,

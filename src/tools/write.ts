@@ -59,10 +59,12 @@ export const WriteTool = Tool.define(
             await fs.mkdir(path.dirname(abs), { recursive: true });
           }
           if (ctx.abort.aborted) throw new Error('write was aborted; nothing was written.');
-          const { created, stat: stamp } = await atomicWriteFile(abs, args.content, { signal: ctx.abort });
+          // Encoded once, for the write and the undo fingerprint.
+          const data = Buffer.from(args.content, 'utf8');
+          const { created, stat: stamp } = await atomicWriteFile(abs, data, { signal: ctx.abort });
           readTracker.record(ctx.sessionID, abs, stamp);
           recordChange(tenant, ctx, 'write', `write of ${shown}`, [
-            { path: abs, shown, before: previous, after: fileState(args.content, 0, false) },
+            { path: abs, shown, before: previous, after: fileState(data, 0, false) },
           ]);
           const d = unifiedDiff(shown, before, args.content);
           const output = created
