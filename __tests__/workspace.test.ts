@@ -81,6 +81,21 @@ describe('atomicWriteFile', () => {
     expect((await readdir(root)).filter((n) => n.endsWith('.tmp'))).toEqual([]);
   });
 
+  it('writes data given in parts in order, more parts than one writev takes (IOV_MAX 1024), empty ones included', async () => {
+    const p = path.join(root, 'parts.txt');
+    await writeFile(p, 'old');
+    const big = Buffer.alloc(3 * 1024 * 1024, 'b');
+    const parts = [big.subarray(0, 1024 * 1024), Buffer.alloc(0)];
+    for (let i = 0; i < 3000; i++) parts.push(Buffer.from(`${i},`));
+    parts.push(big.subarray(1024 * 1024), Buffer.alloc(0));
+    const res = await atomicWriteFile(p, parts);
+    const expected = Buffer.concat(parts);
+    expect(res.stat.size).toBe(BigInt(expected.length));
+    expect((await readFile(p)).equals(expected)).toBe(true);
+    await atomicWriteFile(p, []);
+    expect((await readFile(p)).length).toBe(0);
+  });
+
   it('refuses a directory target', async () => {
     await mkdir(path.join(root, 'adir'));
     await expect(atomicWriteFile(path.join(root, 'adir'), 'x')).rejects.toThrow(/is a directory/);

@@ -1,8 +1,9 @@
 /**
  * edit's fast path for the common case, an exact match: the file stays bytes. The match is a
- * byte search, the new file is the old bytes around the replaced ranges, and only the lines
- * around the change are decoded for the diff, so a one-line edit of a 10 MB file neither decodes
- * nor re-encodes 10 MB (and bytes outside the match are kept exactly, whatever they are).
+ * byte search, the new file is the old bytes around the replaced ranges (never copied into one
+ * buffer), and only the lines around the change are decoded for the diff, so a one-line edit of a
+ * 10 MB file neither decodes nor re-encodes 10 MB (and bytes outside the match are kept exactly,
+ * whatever they are).
  * Anything else (no exact match, an ambiguous one, CRLF line breaks to translate) returns
  * undefined and goes through the string path.
  * Must not decide matching policy: edit.ts picks this path only for exact matches.
@@ -16,8 +17,10 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 
 /** The result of an exact edit made on bytes. */
 export interface ByteEdit {
-  data: Buffer;
-  /** `data` in pieces: views on the old bytes around each match, and the replacement's bytes. */
+  /**
+   * The new file in order: views on the old bytes around each match, and the replacement's bytes
+   * (not joined: atomicWriteFile writes them as they are, undo fingerprints them lazily).
+   */
   parts: Buffer[];
   diff: DiffSummary;
   replacements: number;
@@ -71,7 +74,6 @@ export function exactByteEdit(
   const text = file.toString('utf8', from, to);
   const { summary, startLines } = diffOfReplacements(name, text, ranges, countNewlines(file, from));
   return {
-    data: Buffer.concat(pieces),
     parts: pieces,
     diff: summary,
     replacements: starts.length,

@@ -117,7 +117,7 @@ export const EditTool = Tool.define(
           const fast = exactByteEdit(bytes, args.oldString, args.newString, replaceAll, shown);
           if (fast) {
             if (ctx.abort.aborted) throw new Error('edit was aborted; the file is unchanged.');
-            const { stat: stamp } = await atomicWriteFile(abs, fast.data, {
+            const { stat: stamp } = await atomicWriteFile(abs, fast.parts, {
               signal: ctx.abort,
               expect: version,
               staleMessage,
