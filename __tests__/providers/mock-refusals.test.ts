@@ -57,12 +57,34 @@ describe.each(APIS)('%s mock refuses as the real API does', (api) => {
   });
 });
 
-it('gemini refuses keywords outside its Schema subset (exclusiveMinimum, $ref, const)', async () => {
-  for (const extra of [{ exclusiveMinimum: 0 }, { $ref: '#/$defs/n' }, { const: 3 }]) {
+it('gemini refuses keywords outside its Schema subset (exclusive bounds, $ref, $defs, const)', async () => {
+  for (const extra of [
+    { exclusiveMinimum: 0 },
+    { exclusiveMaximum: 10 },
+    { $ref: '#/$defs/n' },
+    { $defs: { n: { type: 'integer' } } },
+    { const: 3 },
+  ]) {
     const schema = { type: 'object', properties: { n: { type: 'integer', description: 'A number', ...extra } } };
     const res = await send('gemini', [tool('count', schema)], [new HumanMessage('hi')]);
     expect(res.refused).toContain(`Unknown name "${Object.keys(extra)[0]}"`);
+    expect(res.error).toMatch(/400/);
   }
+});
+
+it('gemini refuses a format outside its list (uri on a string, int32 on a string)', async () => {
+  for (const format of ['uri', 'email', 'int32']) {
+    const schema = { type: 'object', properties: { s: { type: 'string', description: 'A text', format } } };
+    const res = await send('gemini', [tool('echo', schema)], [new HumanMessage('hi')]);
+    expect(res.refused).toContain(`format "${format}" is not supported for string type`);
+    expect(res.error).toMatch(/400/);
+  }
+  // The formats Gemini documents for a string pass.
+  const ok = { type: 'object', properties: { s: { type: 'string', description: 'A time', format: 'date-time' } } };
+  expect(await send('gemini', [tool('echo', ok)], [new HumanMessage('hi')])).toEqual({
+    error: undefined,
+    refused: undefined,
+  });
 });
 
 it('openai strict mode refuses an optional field that is not required-nullable', async () => {
