@@ -22,9 +22,9 @@ beforeAll(async () => {
 });
 afterAll(() => workspace.cleanup());
 
-/** Binds every built-in to the `api` class, sends one request to a mock, returns what was sent. */
-async function sendBuiltins(api: Api, strict = false) {
-  const registry = registerBuiltinTools(createRegistry());
+/** Binds every built-in (or those in `only`) to the `api` class, sends one request to a mock, returns what was sent. */
+async function sendBuiltins(api: Api, strict = false, only?: string[]) {
+  const registry = registerBuiltinTools(createRegistry(), only);
   const tools = await registry.tools({ initCtx: { workingDir: workspace.dir }, strict });
   const mock = await startMockProvider([{ text: 'ok' }]);
   try {
@@ -39,9 +39,10 @@ async function sendBuiltins(api: Api, strict = false) {
 
 describe('every built-in tool, as each provider class sends it', () => {
   const sizes: Record<string, number> = {};
+  let count = 0;
   afterAll(() => {
     // The measured size of the default tool set's definitions, per API (reported in docs/providers.md).
-    console.log(`tool definitions sent (characters): ${JSON.stringify(sizes)}`);
+    console.log(`tool definitions sent (characters, ${count} tools): ${JSON.stringify(sizes)}`);
   });
 
   for (const api of APIS) {
@@ -52,6 +53,14 @@ describe('every built-in tool, as each provider class sends it', () => {
       expect(sent.flatMap((t) => apiViolations(api, t))).toEqual([]);
       expect(sent.flatMap((t) => toolbeltViolations(t))).toEqual([]);
       sizes[api] = toolsText(api, body).length;
+      count = ids.length;
+      // Without a search backend configured (a user's default), web_search is not registered.
+      const withoutSearch = await sendBuiltins(
+        api,
+        false,
+        ids.filter((id) => id !== 'web_search'),
+      );
+      sizes[`${api} (no web_search)`] = toolsText(api, withoutSearch.body).length;
     });
   }
 
@@ -62,8 +71,30 @@ describe('every built-in tool, as each provider class sends it', () => {
       expect(sent.map((t) => [t.name, t.strict])).toEqual(ids.map((id) => [id, true]));
       expect(sent.flatMap((t) => apiViolations(api, t))).toEqual([]);
       sizes[`${api} (strict)`] = toolsText(api, body).length;
+      const withoutSearch = await sendBuiltins(
+        api,
+        true,
+        ids.filter((id) => id !== 'web_search'),
+      );
+      sizes[`${api} (strict, no web_search)`] = toolsText(api, withoutSearch.body).length;
     });
   }
+
+  it('schemaEffects finds a preprocess, a transform, a refinement and an unrepresentable type, at their paths', () => {
+    const schema = z.object({
+      a: z.preprocess((v) => v === 'yes', z.boolean()),
+      b: z.object({ c: z.string().transform((v) => v.length) }),
+      d: z.array(z.number().refine((n) => n % 2 === 0)),
+      e: z.date().optional(),
+      f: z.string(),
+    });
+    expect(schemaEffects(schema).map((e) => [e.path, e.kind])).toEqual([
+      ['a', 'transform'],
+      ['b.c', 'transform'],
+      ['d[]', 'refinement'],
+      ['e', 'unrepresentable'],
+    ]);
+  });
 
   it('no built-in parameter schema carries a transform, refinement or unrepresentable type', async () => {
     const registry = registerBuiltinTools(createRegistry());
