@@ -2,14 +2,15 @@
  * `toolbelt agent` with real provider classes (openai:, anthropic:, google-genai:) against the
  * mocks, pointed there by the base-URL variables each class reads; keys and base URLs from the
  * environment or `.env`; API errors (401, 429, 5xx) and network failures as one line with bounded
- * retries; an unknown provider as one line listing the supported ones.
+ * retries; a missing provider package or key, or an unknown provider, as one line saying what to do.
  */
 import { describe, it, expect, beforeAll, beforeEach, afterEach } from '@jest/globals';
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { CLI, ensureDist } from '../dist.js';
+import { CLI, ROOT, ensureDist } from '../dist.js';
 import { describeModelError, loadChatModel } from '../../src/chat-model.js';
 import { tempDir } from '../helpers.js';
 import { startMockProvider, toolResults, type MockProvider, type ScriptStep } from './mock-server.js';
@@ -115,18 +116,28 @@ describe.each(Object.entries(PROVIDERS))('toolbelt agent --model %s:…', (_name
   });
 });
 
-it('429: one line saying the key is rate-limited, within the retries asked for', async () => {
-  const limited = { error: { status: 429, retryAfter: '5' } };
-  mock = await startMockProvider([limited, limited]);
-  const res = await toolbelt(
-    ['agent', 'hi', '--model', 'openai:gpt-4o-mini', '--max-retries', '1'],
-    PROVIDERS.openai.env(mock.url),
-  );
+// Through the built CLI: what a user sees is exactly one line on stderr, exit code 1, no stack.
+it.each([
+  [
+    401,
+    'anthropic',
+    /^toolbelt: The anthropic API at 127\.0\.0\.1:\d+ refused the API key \(401.*\)\. Check ANTHROPIC_API_KEY\.$/,
+  ],
+  [429, 'openai', /^toolbelt: The openai API at .* is rate-limiting this key \(429.*\)\. Wait a moment and retry/],
+  [
+    503,
+    'google-genai',
+    /^toolbelt: The google-genai API at 127\.0\.0\.1:\d+ failed \(503.*\) after 1 retry\. Try again later/,
+  ],
+])('toolbelt agent, API answers %i (%s): one line, exit 1, no stack', async (status, name, line) => {
+  const failure = { error: { status, retryAfter: '5' } };
+  mock = await startMockProvider([failure, failure]);
+  const p = PROVIDERS[name];
+  const res = await toolbelt(['agent', 'hi', '--model', p.model, '--max-retries', '1'], p.env(mock.url));
   expect(res.code).toBe(1);
   expect(mock.requests.length).toBeLessThanOrEqual(2);
-  expect(res.stderr.trim()).toMatch(
-    /^toolbelt: The openai API at .* is rate-limiting this key \(429.*\)\. Wait a moment and retry/,
-  );
+  expect(res.stderr.split('\n').filter(Boolean)).toEqual([expect.stringMatching(line)]);
+  expect(res.stdout).toBe('');
 });
 
 it('network failure: one line naming the host and what to check, exit 1, no stack', async () => {
@@ -164,6 +175,26 @@ it('reads keys and base URLs from .env in the working directory (GEMINI_API_KEY 
   const res = await toolbelt(['agent', 'Where?', '--model', 'google-genai:gemini-2.5-flash']);
   expect([res.code, res.stdout.trim()]).toEqual([0, 'It is in notes.md.']);
   expect(mock.requests[0].headers['x-goog-api-key']).toBe('from-dotenv');
+});
+
+it('google-genai takes its key from GOOGLE_API_KEY too (the variable the class reads first)', async () => {
+  mock = await startMockProvider(grepThenAnswer);
+  const res = await toolbelt(['agent', 'Where?', '--model', 'google-genai:gemini-2.5-flash'], {
+    GOOGLE_API_KEY: 'from-google-api-key',
+    GOOGLE_GEMINI_BASE_URL: mock.url,
+  });
+  expect([res.code, res.stdout.trim()]).toEqual([0, 'It is in notes.md.']);
+  expect(mock.requests.map((r) => r.headers['x-goog-api-key'])).toEqual(['from-google-api-key', 'from-google-api-key']);
+});
+
+it('a provider whose package is not installed: one line naming the npm install to run, exit 2, no stack', async () => {
+  // @langchain/groq is a provider toolbelt knows but this repository does not install.
+  expect(existsSync(path.join(ROOT, 'node_modules', '@langchain', 'groq'))).toBe(false);
+  const res = await toolbelt(['agent', 'hi', '--model', 'groq:llama-3.1-8b-instant'], { GROQ_API_KEY: 'gsk-test' });
+  expect(res.code).toBe(2);
+  expect(res.stderr.split('\n').filter(Boolean)).toEqual([
+    'toolbelt: The model provider "groq" needs the package @langchain/groq, which is not installed. Install it with: npm install @langchain/groq',
+  ]);
 });
 
 it('a missing key names every variable the class reads', async () => {
