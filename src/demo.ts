@@ -81,7 +81,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       model = await loadChatModel(spec);
       mode = 'model';
     }
-    if (!model) model = await scriptedModel();
+    if (!model) model = await scriptedDemoModel();
 
     print(
       `agent-toolbelt demo (${mode === 'model' ? `model ${spec}` : 'offline, scripted fakeModel; set TOOLBELT_MODEL in .env to use a real model'})`,
@@ -151,24 +151,39 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   }
 }
 
-/** The offline model: the tool calls a good model would make for the task, then an answer. */
-async function scriptedModel(): Promise<unknown> {
-  const { fakeModel } = await import('@langchain/core/testing');
-  const { AIMessage } = await import('@langchain/core/messages');
-  return fakeModel()
-    .respondWithTools([{ name: 'grep', args: { pattern: 'Hello, world', path: '.' }, id: 'call_grep' }])
-    .respondWithTools([{ name: 'read', args: { filePath: 'src/greet.ts' }, id: 'call_read' }])
-    .respondWithTools([
+/** One turn of the offline model: tool calls (with their ids) or the final answer. */
+export type DemoTurn =
+  { calls: Array<{ name: string; args: Record<string, unknown>; id: string }> } | { text: string; calls?: undefined };
+
+/**
+ * The offline model's script: the tool calls a good model would make for the task, then an answer.
+ * The provider conformance suite plays the same turns from mock APIs through the real classes.
+ */
+export const DEMO_SCRIPT: readonly DemoTurn[] = [
+  { calls: [{ name: 'grep', args: { pattern: 'Hello, world', path: '.' }, id: 'call_grep' }] },
+  { calls: [{ name: 'read', args: { filePath: 'src/greet.ts' }, id: 'call_read' }] },
+  {
+    calls: [
       {
         name: 'edit',
         args: { filePath: 'src/greet.ts', oldString: "'Hello, world'", newString: "'Hi, world'" },
         id: 'call_edit',
       },
-    ])
-    .respondWithTools([{ name: 'read', args: { filePath: 'src/greet.ts', limit: 1 }, id: 'call_check' }])
-    .respond(
-      new AIMessage('Changed the greeting in src/greet.ts from "Hello, world" to "Hi, world" and checked the file.'),
-    );
+    ],
+  },
+  { calls: [{ name: 'read', args: { filePath: 'src/greet.ts', limit: 1 }, id: 'call_check' }] },
+  { text: 'Changed the greeting in src/greet.ts from "Hello, world" to "Hi, world" and checked the file.' },
+];
+
+/** The offline model: a `fakeModel()` playing DEMO_SCRIPT. */
+export async function scriptedDemoModel() {
+  const { fakeModel } = await import('@langchain/core/testing');
+  const { AIMessage } = await import('@langchain/core/messages');
+  let model = fakeModel();
+  for (const turn of DEMO_SCRIPT) {
+    model = turn.calls ? model.respondWithTools(turn.calls) : model.respond(new AIMessage(turn.text));
+  }
+  return model;
 }
 
 function brief(value: unknown, max = 160): string {
