@@ -3,6 +3,8 @@
  * `close`, `status`, `tools` and events. It keeps exactly one set of the server's tools
  * registered — across reconnects and `tools/list_changed` — under stable ids.
  * Must not choose transports (transport.ts) or map tools (import.ts).
+ * Over 400 lines: connect, reconnect with backoff, tools/list_changed and close share one state
+ * machine and are audited together.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Client as SdkClient } from '@modelcontextprotocol/sdk/client/index.js';
