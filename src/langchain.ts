@@ -20,7 +20,6 @@ import { runCall, type PipelineHost } from './pipeline/call.js';
 import type { OnToolResult, ToolFinalUpdate, ToolUpdate } from './pipeline/types.js';
 import { resultText } from './result-text.js';
 
-
 /**
  * `@langchain/core/runnables` (the barrel ensureConfig and mergeConfigs live in), loaded by the first
  * call: importing the package does not load LangChain's runnable classes that `@langchain/core/tools`
