@@ -69,6 +69,10 @@ beforeAll(async () => {
           return json(200, { method: req.method });
         case '/hang':
           return; // never answers
+        case '/drop': // promises 100,000 bytes, sends 1,000, then drops the connection
+          res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '100000' });
+          res.write(Buffer.alloc(1000, 'a'));
+          return void setImmediate(() => res.socket?.destroy());
         default:
           return json(404, { error: 'unknown route' });
       }
@@ -118,6 +122,25 @@ describe('http_request', () => {
       contentType: 'application/json',
       cached: false,
     });
+  });
+
+  it('a dropped connection or a closed port is one sentence saying what happened and where (shared with webfetch)', async () => {
+    const tools = await toolsWith();
+    const dropped = await callTool(tools, 'http_request', { method: 'GET', url: `${base}/drop` });
+    expect(dropped.status).toBe('error');
+    expect(String(dropped.content)).toContain(
+      `GET ${base}/drop failed: the connection was closed by the server while reading the body of ${base}/drop.`,
+    );
+    const closed = await new Promise<number>((resolve) => {
+      const probe = http.createServer().listen(0, '127.0.0.1', () => {
+        const p = (probe.address() as AddressInfo).port;
+        probe.close(() => resolve(p));
+      });
+    });
+    const refused = await callTool(tools, 'http_request', { method: 'GET', url: `http://127.0.0.1:${closed}/x` });
+    expect(String(refused.content)).toContain(
+      `failed: the connection to 127.0.0.1:${closed} was refused; nothing is listening there.`,
+    );
   });
 
   it('refuses binary content with a note, and a connection header', async () => {

@@ -139,6 +139,11 @@ beforeAll(async () => {
         res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': 50 * 1024 * 1024 });
         streamBytes(res, 50 * 1024 * 1024);
         return;
+      case '/drop': // promises 100,000 bytes, sends 1,000, then drops the connection
+        res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': '100000' });
+        res.write(Buffer.alloc(1000, 'a'));
+        setImmediate(() => res.socket?.destroy());
+        return;
       case '/slow': {
         res.writeHead(200, { 'Content-Type': 'text/plain' });
         const timer = setInterval(() => res.write('tick\n'), 50);
@@ -242,6 +247,14 @@ async function fetchWith(initCtx: Record<string, unknown>, args: Record<string, 
 }
 const fetchLocal = (args: Record<string, unknown>, ctx = makeCtx()) =>
   fetchWith({ allowPrivateNetwork: true }, args, ctx);
+
+describe('webfetch: network failures', () => {
+  it('a connection dropped mid-body says so, with where the fetch was and how much it had read', async () => {
+    await expect(fetchLocal({ url: `${base}/drop` })).rejects.toThrow(
+      `webfetch of ${base}/drop failed: the connection was closed by the server while reading the body (after `,
+    );
+  });
+});
 
 describe('webfetch: formats and content types', () => {
   it('markdown (default) drops scripts, styles, iframes, forms and chrome; keeps atx headings, fenced code and absolute links', async () => {

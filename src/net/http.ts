@@ -8,6 +8,7 @@ import type http from 'node:http';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { formatBytes } from '../format.js';
+import { networkFailure } from './network-error.js';
 import { BlockedAddressError, type CompiledPolicy } from './ssrf.js';
 import { followRedirects, RedirectFailure } from './redirects.js';
 
@@ -100,7 +101,9 @@ export async function sendHttp(request: HttpExchangeRequest, options: HttpSendOp
       throw new HttpFailure(`${request.method} ${current.href} was aborted while ${stage}.`);
     }
     if (err instanceof HttpFailure || err instanceof RedirectFailure || err instanceof BlockedAddressError) throw err;
-    throw new HttpFailure(networkError(err, request.method, current));
+    throw new HttpFailure(
+      `${request.method} ${current.href} failed: ${networkFailure(err, current, { stage })}. Check the URL, or try again later.`,
+    );
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
@@ -158,20 +161,6 @@ function tooLarge(url: URL, what: string, limit: number): HttpFailure {
     `The response of ${url.href} is too large: ${what}, over the ${formatBytes(limit)} limit, and it was not read. ` +
       'Ask the API for less (a page size, a filter, a narrower query).',
   );
-}
-
-function networkError(err: unknown, method: string, url: URL): string {
-  const e = err as NodeJS.ErrnoException;
-  const code = e?.code ?? '';
-  const what =
-    code === 'ENOTFOUND' || code === 'EAI_AGAIN'
-      ? `the host ${url.hostname} could not be resolved (${code}); check the spelling of the domain`
-      : code === 'ECONNREFUSED'
-        ? `the connection to ${url.host} was refused; nothing is listening there`
-        : code === 'ECONNRESET'
-          ? 'the server closed the connection'
-          : `${e?.message ?? String(err)}${code ? ` (${code})` : ''}`;
-  return `${method} ${url.href} failed: ${what}. Check the URL, or try again later.`;
 }
 
 // ---------------------------------------------------------------------------------------------

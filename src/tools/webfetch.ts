@@ -18,6 +18,7 @@ import { convertHtml, ConvertTimeoutError, MAX_CONVERT_MS } from './html-convert
 import { BlockedAddressError, policyFromInitContext, type CompiledPolicy } from '../net/ssrf.js';
 import { followRedirects, RedirectFailure } from '../net/redirects.js';
 import { scrubText } from '../net/scrub.js';
+import { networkFailure } from '../net/network-error.js';
 
 /** Largest body accepted, checked on Content-Length and on the (decompressed) bytes read. */
 export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
@@ -274,7 +275,9 @@ async function fetchAndConvert(
       throw new FetchFailure(`webfetch of ${current.href} was aborted ${where}.`);
     }
     if (err instanceof FetchFailure || err instanceof RedirectFailure || err instanceof BlockedAddressError) throw err;
-    throw new FetchFailure(networkError(err, current, progress));
+    throw new FetchFailure(
+      `webfetch of ${current.href} failed: ${networkFailure(err, current, { stage: progress.phase, bytes: progress.bytes })}. Try again, or try another URL.`,
+    );
   } finally {
     clearTimeout(timer);
     ctx.abort.removeEventListener('abort', onAbort);
@@ -642,20 +645,4 @@ function binaryError(url: URL, mime: string, bytes: number): string {
   const size = Number.isFinite(bytes) && bytes >= 0 ? `, ${formatBytes(bytes)}` : '';
   const image = mime.startsWith('image/') ? ` Only ${[...IMAGE_TYPES].join(', ')} images can be attached.` : '';
   return `${url.href} is binary content (${mime}${size}) that webfetch cannot return: it returns web pages, text and images.${image} Look for an HTML or text version of this resource.`;
-}
-
-function networkError(err: unknown, url: URL, progress: Progress): string {
-  const e = err as NodeJS.ErrnoException;
-  const code = e?.code ?? '';
-  const what =
-    code === 'ENOTFOUND' || code === 'EAI_AGAIN'
-      ? `the host ${url.hostname} could not be resolved (${code}); check the spelling of the domain`
-      : code === 'ECONNREFUSED'
-        ? `the connection to ${url.host} was refused; nothing is listening there`
-        : code === 'ECONNRESET' || e?.message === 'aborted'
-          ? `the connection was closed by the server while ${progress.phase}${progress.bytes ? ` (after ${formatBytes(progress.bytes)})` : ''}`
-          : code.startsWith('ERR_TLS') || code.includes('CERT') || /certificate/i.test(e?.message ?? '')
-            ? `the TLS certificate of ${url.host} was not accepted (${e.message})`
-            : `${e?.message ?? String(err)}${code ? ` (${code})` : ''}`;
-  return `webfetch of ${url.href} failed: ${what}. Try again, or try another URL.`;
 }
