@@ -41,7 +41,7 @@ export type BatchLane = { kind: 'parallel' } | { kind: 'path'; key: string } | {
 const PATH_KEYS = ['filePath', 'path', 'file'];
 
 /** The lane of one call, from the tool's permissions and its path argument. */
-export function laneOf(
+function laneOf(
   registry: Pick<BatchRegistry<{ callID?: string }>, 'permissions'>,
   call: BatchCall,
   initCtx: Tool.InitContext = {},

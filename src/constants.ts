@@ -87,8 +87,11 @@ export { MAX_DELETE_ENTRIES, DELETE_PROGRESS_EVERY } from './tools/delete.js';
 export { MAX_LINE_COUNT_BYTES } from './tools/file-info.js';
 export { DEFAULT_POLICY } from './policy/defaults.js';
 export { MAX_REF_DEPTH } from './schema/portable.js';
-export { MAX_IGNORE_FILE_BYTES } from './tools/search-common.js';
-export { MAX_CONVERT_MS, MAX_HTML_DEPTH } from './tools/html-convert.js';
+export { MAX_IGNORE_FILE_BYTES, MAX_BRACE_EXPANSIONS } from './tools/search-common.js';
+export { MAX_CONVERT_MS, MAX_HTML_DEPTH, MAX_CONVERT_WORKERS } from './tools/html-convert.js';
+export { DEFAULT_LOOP_THRESHOLD, MAX_GUARDED_SESSIONS } from './policy/loop-guard.js';
+export { MAX_PENDING_GRANTS } from './policy/approvals.js';
+export { LIST_PROGRESS_EVERY as MEMORY_LIST_PROGRESS_EVERY } from './tools/memory.js';
 export { MAX_EDIT_FILE_BYTES } from './tools/edit.js';
 export { MAX_RUNNING_JOBS, MAX_JOB_RECORDS, MAX_JOB_UNREAD_CHARS, MAX_JOB_LOG_BYTES } from './tools/bash-jobs.js';
 export { AUTOMATON_BLOCK_BYTES } from './tools/grep-js.js';
@@ -98,6 +101,7 @@ export {
   TAIL_COUNT_MAX_BYTES,
   LINE_COUNT_CACHE_ENTRIES,
   LINE_COUNT_SETTLE_MS,
+  READ_SLICE_BYTES,
 } from './tools/read-tail.js';
 export { MAX_UNDO_RECORDS, MAX_UNDO_BYTES } from './undo-log.js';
 export { MAX_PENDING_CALLS, DEFAULT_PENDING_EXPIRY_MS, MAX_PENDING_EXPIRY_MS } from './pending.js';

@@ -17,7 +17,7 @@ import { isEntryPoint } from './entry.js';
 /** The built-in tools the demo's task uses. */
 export const DEMO_TOOLS = ['grep', 'read', 'edit'] as const;
 /** Lines of each tool result the demo prints (the rest is summarised). */
-export const DEMO_PREVIEW_LINES = 8;
+const DEMO_PREVIEW_LINES = 8;
 
 const TASK =
   'In this project the greeting says "Hello, world". Find where it is defined, read that file, ' +

@@ -16,7 +16,7 @@ export function descriptionBeside(moduleUrl: string, name: string): string {
 }
 
 /** The values `${workspace}`, `${directory}` and `${cwd}` expand to for an init context. */
-export function templateVariables(initCtx: Tool.InitContext = {}): Record<string, string> {
+function templateVariables(initCtx: Tool.InitContext = {}): Record<string, string> {
   const directory = path.resolve(
     typeof initCtx.workingDir === 'string' && initCtx.workingDir ? initCtx.workingDir : process.cwd(),
   );
@@ -29,7 +29,7 @@ export function templateVariables(initCtx: Tool.InitContext = {}): Record<string
 }
 
 /** Replaces known `${name}` placeholders; unknown ones stay exactly as written. */
-export function renderTemplate(text: string, vars: Record<string, string>): string {
+function renderTemplate(text: string, vars: Record<string, string>): string {
   return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) =>
     Object.prototype.hasOwnProperty.call(vars, name) ? vars[name] : whole,
   );

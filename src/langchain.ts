@@ -206,7 +206,7 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
  * call, found in the agent state LangChain's ToolNode hands its tools (`config.state`); an AIMessage
  * without an id is named by its first tool call's id. Undefined outside an agent loop.
  */
-export function turnOf(state: unknown, toolCallId: string | undefined): string | undefined {
+function turnOf(state: unknown, toolCallId: string | undefined): string | undefined {
   if (!toolCallId || !state || typeof state !== 'object') return undefined;
   const messages: unknown = Array.isArray(state) ? state : (state as { messages?: unknown }).messages;
   if (!Array.isArray(messages)) return undefined;

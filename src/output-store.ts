@@ -18,9 +18,9 @@ export function toolOutputDir(): string {
 }
 
 /** Mode of a saved output: readable and writable by this user only. */
-export const SAVED_OUTPUT_MODE = 0o600;
+const SAVED_OUTPUT_MODE = 0o600;
 /** Mode of a registry's private output directory. */
-export const OUTPUT_DIR_MODE = 0o700;
+const OUTPUT_DIR_MODE = 0o700;
 
 const CREATE_EXCLUSIVE =
   fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (fsConstants.O_NOFOLLOW ?? 0);

@@ -4,7 +4,7 @@
  */
 
 /** The Levenshtein distance between `a` and `b` (one reused row: O(|b|) memory). */
-export function levenshtein(a: string, b: string): number {
+function levenshtein(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     let prev = row[0];

@@ -5,7 +5,7 @@
 import { UsageError, type Command, type Setup, type Values } from './command.js';
 
 /** The environment variable `toolbelt mcp --http` reads the bearer token from when --token is not given. */
-export const MCP_TOKEN_ENV = 'TOOLBELT_MCP_TOKEN';
+const MCP_TOKEN_ENV = 'TOOLBELT_MCP_TOKEN';
 
 const HTTP_ONLY = ['host', 'token', 'allow-origin', 'stateless'] as const;
 

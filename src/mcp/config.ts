@@ -192,7 +192,7 @@ export function resolveServerConfig(raw: unknown, index: number, ctx: ExpansionC
 }
 
 /** Expands `${...}` in one string; `fail` receives the reason when a variable cannot be expanded. */
-export function expandVariables(value: string, ctx: ExpansionContext, fail: (message: string) => never): string {
+function expandVariables(value: string, ctx: ExpansionContext, fail: (message: string) => never): string {
   return value.replace(/\$\{([^}]*)\}/g, (whole, body: string) => {
     if (body === 'workspaceFolder') return ctx.workspaceFolder;
     if (body === 'userHome') return os.homedir();

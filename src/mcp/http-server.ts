@@ -165,7 +165,7 @@ export async function serveHttp(registry: ToolRegistryImpl, options: ServeMcpOpt
 }
 
 /** Whether `address` (an IP or `localhost`) is a loopback address. */
-export function isLoopback(address: string): boolean {
+function isLoopback(address: string): boolean {
   return (
     address === 'localhost' ||
     address === '::1' ||

@@ -188,7 +188,7 @@ const TEXT_MIMES = new Set([
 ]);
 
 /** Whether a MIME type is text a model can read. */
-export function isTextMime(mime: string): boolean {
+function isTextMime(mime: string): boolean {
   return mime.startsWith('text/') || TEXT_MIMES.has(mime) || mime.endsWith('+json') || mime.endsWith('+xml');
 }
 

@@ -67,11 +67,7 @@ export interface CallRequest {
 }
 
 /** The timeout a call runs under, or undefined for none. */
-export function effectiveTimeout(
-  tool: Tool.Initialized,
-  registryDefault: number,
-  override?: number,
-): number | undefined {
+function effectiveTimeout(tool: Tool.Initialized, registryDefault: number, override?: number): number | undefined {
   const policy = tool.timeout ?? {};
   let ms = override ?? (policy.managed ? undefined : (policy.defaultMs ?? registryDefault));
   if (ms !== undefined && policy.maxMs !== undefined) ms = Math.min(ms, policy.maxMs);

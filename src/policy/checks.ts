@@ -103,7 +103,7 @@ function urlSubject(url: string): PolicySubject {
 }
 
 /** A path as rules see it: workspace-relative when inside, absolute when outside; its real path too. */
-export async function pathSubject(given: string, cwd: string, env: CheckEnvironment): Promise<PolicySubject> {
+async function pathSubject(given: string, cwd: string, env: CheckEnvironment): Promise<PolicySubject> {
   const roots = [env.workspaceRoot, ...(env.additionalRoots ?? [])].map((r) => path.resolve(r));
   const expanded = given === '~' || given.startsWith('~/') ? path.join(os.homedir(), given.slice(1)) : given;
   const lexical = path.resolve(env.workspaceRoot, cwd, expanded);
@@ -161,7 +161,7 @@ async function bashChecks(command: string, cwd: string, env: CheckEnvironment): 
 }
 
 /** Every command of the tree, wrappers left out where only what they run counts. */
-export function flatten(commands: ShellCommand[], out: ShellCommand[] = []): ShellCommand[] {
+function flatten(commands: ShellCommand[], out: ShellCommand[] = []): ShellCommand[] {
   for (const cmd of commands) {
     if (!isTransparentWrapper(cmd) || cmd.redirects.length) out.push(transparentLess(cmd));
     for (const g of cmd.nested) flatten(g.commands, out);

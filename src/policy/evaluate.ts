@@ -51,7 +51,7 @@ export function judge(
 }
 
 /** Whether every selector the rule names matches the check. */
-export function ruleMatches(rule: PolicyRule, check: PolicyCheck, ignoreSubject = false): boolean {
+function ruleMatches(rule: PolicyRule, check: PolicyCheck, ignoreSubject = false): boolean {
   if (rule.tool !== undefined && !matchText(rule.tool, check.tool)) return false;
   if (rule.permission !== undefined && !check.permissions.includes(rule.permission)) return false;
   if (rule.danger !== undefined) {

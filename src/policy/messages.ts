@@ -5,7 +5,7 @@
 import type { CheckDecision, PolicyDecision, PolicyRule } from './types.js';
 
 /** A rule as one line of JSON (how users wrote it). */
-export function ruleText(rule: PolicyRule): string {
+function ruleText(rule: PolicyRule): string {
   return JSON.stringify(rule);
 }
 

@@ -139,7 +139,7 @@ function lineAt(text: string, offset: number): number {
  * The line where a JSON path (`rules[2].action`) is written: a small scan that tracks the path of
  * every key and array element as it goes (JSON.parse keeps no positions).
  */
-export function lineOfPath(text: string, target: string): number | undefined {
+function lineOfPath(text: string, target: string): number | undefined {
   const stack: Array<{ kind: 'object' | 'array'; path: string; index: number; key?: string }> = [];
   let line = 1;
   let pendingKey: string | undefined;

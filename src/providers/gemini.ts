@@ -21,7 +21,7 @@ type Generate = (request: GenerateRequest, ...rest: unknown[]) => unknown;
 const PATCHED = Symbol.for('agent-toolbelt.gemini-parallel-results');
 
 /** Merges runs of `user` contents that hold only function responses into one content each. */
-export function mergeFunctionResponses(contents: Content[]): Content[] {
+function mergeFunctionResponses(contents: Content[]): Content[] {
   const out: Content[] = [];
   const onlyResponses = (c: Content | undefined) =>
     !!c && c.role === 'user' && !!c.parts?.length && c.parts.every((p) => 'functionResponse' in p);

@@ -276,7 +276,7 @@ const KEPT = [
 ] as const;
 
 /** An OpenAPI 3.0 schema object as JSON Schema: `nullable` as a type list, OpenAPI-only keywords dropped, a description everywhere. */
-export function schemaToJson(schema: Json, fallbackDescription: string, depth: number): Json {
+function schemaToJson(schema: Json, fallbackDescription: string, depth: number): Json {
   if (!schema || typeof schema !== 'object') return { type: 'string', description: fallbackDescription };
   if (typeof schema.$ref === 'string' || depth > OPENAPI_MAX_SCHEMA_DEPTH)
     return {

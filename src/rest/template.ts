@@ -40,7 +40,7 @@ export function paramsInBody(body: unknown): string[] {
 }
 
 /** The single `{param}` a string consists of, if that is all it is (its value then keeps its JSON type). */
-export function wholeParam(text: string): string | undefined {
+function wholeParam(text: string): string | undefined {
   const m = /^\{([A-Za-z_][A-Za-z0-9_.-]*)\}$/.exec(text);
   return m?.[1];
 }

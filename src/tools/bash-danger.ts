@@ -45,7 +45,7 @@ export interface CommandClassification {
 const RANK: Record<DangerLevel, number> = { safe: 0, moderate: 1, dangerous: 2 };
 
 /** The higher of two levels. */
-export function maxLevel(a: DangerLevel, b: DangerLevel): DangerLevel {
+function maxLevel(a: DangerLevel, b: DangerLevel): DangerLevel {
   return RANK[a] >= RANK[b] ? a : b;
 }
 
@@ -60,7 +60,7 @@ export async function shellCommands(command: string): Promise<ShellCommand[]> {
 }
 
 /** Same as `shellCommands`, with an already loaded parser (synchronous). */
-export function commandsWith(parser: Parser, command: string): ShellCommand[] {
+function commandsWith(parser: Parser, command: string): ShellCommand[] {
   return unwrapAll(parser, parseWith(parser, String(command ?? '')));
 }
 
@@ -70,7 +70,7 @@ export async function classifyCommand(command: string): Promise<CommandClassific
 }
 
 /** Classifies already parsed commands. */
-export function classifyCommands(commands: ShellCommand[]): CommandClassification {
+function classifyCommands(commands: ShellCommand[]): CommandClassification {
   const segments: CommandSegment[] = [];
   for (const cmd of commands) classifyInto(cmd, segments);
   const level = segments.reduce<DangerLevel>((acc, s) => maxLevel(acc, s.level), 'safe');

@@ -87,11 +87,6 @@ export function parseWith(parser: ParserType, source: string, depth = 0): ShellC
   return out;
 }
 
-/** Parses a command line into its simple commands; see the module comment. */
-export async function parseShell(source: string): Promise<ShellCommand[]> {
-  return parseWith(await bashParser(), source);
-}
-
 /** A command that stands for text that cannot be analysed. */
 export function opaqueCommand(text: string, why: string): ShellCommand {
   return { ...emptyCommand(text.trim()), opaque: why };

@@ -229,6 +229,6 @@ function skipOptions(words: string[], start: number, valued: RegExp): number {
 }
 
 /** Quotes a word for display when it holds characters the shell would read specially. */
-export function quoteWord(w: string): string {
+function quoteWord(w: string): string {
   return /^[A-Za-z0-9_@%+=:,./{}-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
 }

@@ -186,7 +186,7 @@ export const BashTool = Tool.define<typeof parameters, BashMetadata>(
 // ---------------------------------------------------------------------------------------------
 
 /** Throws a model-readable error unless `value` is absent or a whole number of ms in range. */
-export function validateTimeout(value: unknown): number {
+function validateTimeout(value: unknown): number {
   if (value === undefined) return DEFAULT_TIMEOUT_MS;
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0 || value > MAX_TIMEOUT_MS) {
     throw new Error(

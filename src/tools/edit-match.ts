@@ -315,7 +315,7 @@ function collapse(s: string): string {
 }
 
 /** Undoes one level of string escaping, as models produce when they escape code twice. */
-export function unescapeString(s: string): string {
+function unescapeString(s: string): string {
   return s.replace(/\\(n|t|r|"|'|`|\\|\$)/g, (_, c: string) => {
     switch (c) {
       case 'n':
@@ -359,7 +359,7 @@ const UNICODE_FOLD: Record<string, string> = {
 const UNICODE_FOLD_RE = new RegExp(`[${Object.keys(UNICODE_FOLD).join('')}]`, 'g');
 
 /** NBSP and other odd spaces to a space, smart quotes to ASCII quotes, dashes to `-` (one char to one). */
-export function foldUnicode(s: string): string {
+function foldUnicode(s: string): string {
   return s.replace(UNICODE_FOLD_RE, (c) => UNICODE_FOLD[c]);
 }
 
@@ -415,7 +415,7 @@ function blockSimilarity(a: string[], b: string[]): number {
 }
 
 /** 0..1 from the Levenshtein distance of the first 200 characters. */
-export function lineSimilarity(a: string, b: string): number {
+function lineSimilarity(a: string, b: string): number {
   return levenshteinRatio(a, b, 200);
 }
 

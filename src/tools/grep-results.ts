@@ -265,7 +265,7 @@ export async function render(
 }
 
 /** A line as shown: without its `\r`, cut at MAX_LINE_LENGTH characters. */
-export function displayLine(text: string): string {
+function displayLine(text: string): string {
   const t = text.endsWith('\r') ? text.slice(0, -1) : text;
   return t.length > MAX_LINE_LENGTH ? t.slice(0, MAX_LINE_LENGTH) + GREP_LINE_CUT_MARKER : t;
 }

@@ -121,7 +121,7 @@ export function parseSummary(text: string): string {
 }
 
 /** One line, trimmed and capped, so a summary cannot break the note's structure. */
-export function cleanSummary(summary: string): string {
+function cleanSummary(summary: string): string {
   const one = summary.replace(/\s+/g, ' ').trim();
   return one.length > MAX_SUMMARY_CHARS ? `${one.slice(0, MAX_SUMMARY_CHARS - 3)}...` : one;
 }

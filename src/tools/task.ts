@@ -43,7 +43,7 @@ export const LLM_ASSIST_REQUIRED = 'LLM_ASSIST_REQUIRED';
  * The one sentence for a task call without sub-agents, whoever asks (a model through LangChain, an
  * MCP client, the CLI): it carries the code, so the pipeline adds nothing to it.
  */
-export const NO_SUBAGENTS =
+const NO_SUBAGENTS =
   `The task tool has no sub-agents to run (${LLM_ASSIST_REQUIRED}): none are configured. Do the task yourself ` +
   'with the other tools, or configure sub-agents in initCtx.subagents (a name -> { model, permissions } map, see ' +
   'docs/tools/task.md).';

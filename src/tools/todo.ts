@@ -93,7 +93,7 @@ function sessionOf(ctx: Tool.Context): string {
 }
 
 /** Checks the list as a whole (size, unique ids, non-empty content) and applies defaults. */
-export function validateTodos(input: ReadonlyArray<z.infer<typeof todoItem>>): TodoItem[] {
+function validateTodos(input: ReadonlyArray<z.infer<typeof todoItem>>): TodoItem[] {
   if (input.length > MAX_TODOS) {
     throw new Error(
       `Too many todos: ${input.length} items, the limit is ${MAX_TODOS}. Merge small steps, or drop completed and cancelled items, and send the list again.`,

@@ -555,7 +555,7 @@ export function htmlToMarkdown(html: string, base: URL, signal?: AbortSignal): P
 }
 
 /** HTML to plain text (sanitised, lines broken at block elements), in a worker thread. */
-export function htmlToText(html: string, signal?: AbortSignal): Promise<string> {
+function htmlToText(html: string, signal?: AbortSignal): Promise<string> {
   return convertHtml({ html, format: 'text', dropped: DROPPED_ELEMENTS, signal });
 }
 
