@@ -425,6 +425,46 @@ describe('connectMcp over HTTP', () => {
     }
   });
 
+  it("a redirect to another origin is not followed: the server's headers never reach the other host", async () => {
+    const seen: Array<{ url: string; auth?: string; key?: string }> = [];
+    const other = http.createServer((req, res) => {
+      seen.push({
+        url: req.url!,
+        auth: req.headers.authorization,
+        key: req.headers['x-api-key'] as string | undefined,
+      });
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    const otherPort = (other.address() as AddressInfo).port;
+    const redirector = http.createServer((req, res) => {
+      // 307 keeps method and body: a client following it would send the initialize POST, headers and all.
+      res.writeHead(307, { location: `http://127.0.0.1:${otherPort}${req.url}` }).end();
+    });
+    await new Promise<void>((r) => redirector.listen(0, '127.0.0.1', r));
+    const port = (redirector.address() as AddressInfo).port;
+    const registry = createRegistry();
+    try {
+      const conn = await connectMcp(registry, {
+        servers: [
+          {
+            name: 'moved',
+            transport: 'http',
+            url: `http://127.0.0.1:${port}/mcp`,
+            headers: { authorization: 'Bearer s3cret-token-value', 'x-api-key': 'k-123' },
+          },
+        ],
+      });
+      expect(conn.servers[0].state).toBe('failed');
+      expect(conn.servers[0].error).toContain(`127.0.0.1:${port}/mcp`);
+      expect(seen).toEqual([]);
+    } finally {
+      await disconnectMcp(registry);
+      await new Promise((r) => redirector.close(r));
+      await new Promise((r) => other.close(r));
+    }
+  });
+
   it('an unreachable HTTP server is reported as failed over streamable-http (SSE is not tried on a network error)', async () => {
     const registry = createRegistry();
     const probe = http.createServer();
