@@ -164,6 +164,21 @@ describe('bash file arguments and redirections are judged by path rules', () => 
     expect(d.reason).toMatch(/bash reads \.env/);
   });
 
+  it('a redirection is a full file check: under a deny-by-default policy it needs its own allow, like the write tool', async () => {
+    const strict = createPolicy({ default: 'deny', rules: [{ tool: 'bash', pattern: 'cat *', action: 'allow' }] });
+    const d = await strict.decide('bash', { command: 'cat README.md > out.txt' }, env);
+    expect(d.action).toBe('deny');
+    expect(d.reason).toMatch(/bash writes to out\.txt/);
+    const allowed = createPolicy({
+      default: 'deny',
+      rules: [
+        { tool: 'bash', pattern: 'cat *', action: 'allow' },
+        { permission: 'write', pattern: 'out.txt', action: 'allow' },
+      ],
+    });
+    expect((await allowed.decide('bash', { command: 'cat README.md > out.txt' }, env)).action).toBe('allow');
+  });
+
   it('the default policy asks before bash reads a secret file, as the read tool does', async () => {
     const defaults = createPolicy();
     expect((await defaults.decide('bash', { command: 'cat .env.local' }, env)).action).toBe('ask');
