@@ -8,16 +8,8 @@ import { z } from 'zod';
 import { createAgent } from 'langchain';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { fakeModel } from '@langchain/core/testing';
-import {
-  Tool,
-  createRegistry,
-  lateResultMessages,
-  MAX_PENDING_CALLS,
-  MAX_PENDING_EXPIRY_MS,
-  DEFAULT_PENDING_EXPIRY_MS,
-  type ToolEvent,
-  type ToolUpdate,
-} from '../src/index.js';
+import { Tool, createRegistry, lateResultMessages, type ToolEvent, type ToolUpdate } from '../src/index.js';
+import { MAX_PENDING_CALLS, MAX_PENDING_EXPIRY_MS, DEFAULT_PENDING_EXPIRY_MS } from '../src/constants.js';
 import { callTool } from './tool-call.js';
 
 interface StepMeta extends Tool.Metadata {

@@ -13,7 +13,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolMessage } from '@langchain/core/messages';
 import type { StructuredToolInterface } from '@langchain/core/tools';
-import { createRegistry, registerBuiltinTools, ALL_PERMISSIONS } from '../src/index.js';
+import { createRegistry, registerBuiltinTools } from '../src/index.js';
+import { ALL_PERMISSIONS } from '../src/constants.js';
 import { tempDir } from './helpers.js';
 
 const FUZZ_RUNS = 1000;

@@ -1,8 +1,8 @@
 /**
  * Public exports of agent-toolbelt's root entry: authoring, the registry, built-in tools, MCP and policy.
  * REST/OpenAPI tools (`agent-toolbelt/rest`), the SSRF guard (`agent-toolbelt/ssrf`), the policy
- * middleware (`agent-toolbelt/middleware`) and the limits (`agent-toolbelt/constants`) have their own
- * entries, so importing the root does not load them.
+ * middleware (`agent-toolbelt/middleware`) and every named constant and limit (`agent-toolbelt/constants`)
+ * have their own entries, so importing the root does not load them.
  * Must not define anything: it only re-exports what the docs teach (pinned by __tests__/public-api.txt).
  */
 export { Tool } from './tool.js';
@@ -10,8 +10,6 @@ export {
   ToolRegistry,
   createRegistry,
   ToolRegistryImpl,
-  DEFAULT_CONCURRENCY,
-  DEFAULT_TIMEOUT_MS,
   type ToolRegistryType,
   type RegistryOptions,
   type RegisterOptions,
@@ -20,13 +18,7 @@ export {
   type ExecuteOptions,
   type CreateContext,
 } from './registry.js';
-export {
-  ALL_PERMISSIONS,
-  parsePermissionList,
-  type ToolPermission,
-  type ToolPermissions,
-  type PermissionGrant,
-} from './permissions.js';
+export { parsePermissionList, type ToolPermission, type ToolPermissions, type PermissionGrant } from './permissions.js';
 export { descriptionBeside } from './description.js';
 export {
   parseArguments,
@@ -45,15 +37,8 @@ export type {
   McpToolsEvent,
   PendingCall,
 } from './pipeline/types.js';
-export {
-  lateResultMessages,
-  MAX_PENDING_CALLS,
-  DEFAULT_PENDING_EXPIRY_MS,
-  MAX_PENDING_EXPIRY_MS,
-  type LateResult,
-} from './pending.js';
-export { ToolbeltTool, PROGRESS_EVENT, type ToolProgressChunk } from './langchain.js';
-export { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
+export { lateResultMessages, type LateResult } from './pending.js';
+export { ToolbeltTool, type ToolProgressChunk } from './langchain.js';
 export { builtinTools, registerBuiltinTools, unregisteredBuiltins, type BuiltinTool } from './tools/index.js';
 export {
   webSearchConfigFromEnv,
@@ -62,7 +47,6 @@ export {
   type WebSearchResult,
   type WebSearchMetadata,
 } from './tools/web-search-config.js';
-export { MEMORY_TOOLS, MEMORY_READ_ONLY_TOOLS, DEFAULT_MEMORY_DIR } from './tools/memory-store.js';
 export { Workspace, PathOutsideWorkspaceError } from './workspace.js';
 export { Tenant } from './tenant.js';
 export { ReadTracker } from './read-tracker.js';
@@ -93,7 +77,7 @@ export {
   type McpToolInfo,
 } from './mcp/index.js';
 export { orderProgressBeforeResponses } from './mcp/progress-order.js';
-export { toolsForTurn, deferredTools, TOOL_SEARCH_ID, type DeferredTool, type ToolSearchMetadata } from './mcp/lazy.js';
+export { toolsForTurn, deferredTools, type DeferredTool, type ToolSearchMetadata } from './mcp/lazy.js';
 export { lazyToolsMiddleware } from './mcp/lazy-middleware.js';
 export {
   providerJsonSchema,
@@ -108,9 +92,6 @@ export {
   createPolicy,
   loadPolicyFile,
   findPolicyFile,
-  DEFAULT_POLICY,
-  SECRET_FILE_PATTERNS,
-  POLICY_FILE_NAME,
   PolicyError,
   validatePolicy,
   parsePolicyText,

@@ -19,10 +19,9 @@ import {
   lazyToolsMiddleware,
   toolsForTurn,
   deferredTools,
-  TOOL_SEARCH_ID,
   type ToolRegistryImpl,
 } from '../../src/index.js';
-import { TOOL_SEARCH_DEFAULT_RESULTS, TOOL_SEARCH_MAX_RESULTS } from '../../src/constants.js';
+import { TOOL_SEARCH_ID, TOOL_SEARCH_DEFAULT_RESULTS, TOOL_SEARCH_MAX_RESULTS } from '../../src/constants.js';
 import { startMockProvider, toolResults, type RecordedRequest } from './mock-server.js';
 import { APIS, chatModel } from './clients.js';
 import { sentTools } from './subsets.js';
