@@ -8,7 +8,14 @@
 import { randomUUID } from 'node:crypto';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import { Tool } from './tool.js';
-import { assertPermissions, isAllowed, toGrantSet, type PermissionGrant, type ToolPermissions } from './permissions.js';
+import {
+  ALL_PERMISSIONS,
+  assertPermissions,
+  isAllowed,
+  toGrantSet,
+  type PermissionGrant,
+  type ToolPermissions,
+} from './permissions.js';
 import { loadDescription } from './description.js';
 import { runCall, failCall, errorText, type PipelineHost } from './pipeline/call.js';
 import { Semaphore } from './pipeline/semaphore.js';
@@ -104,6 +111,11 @@ export interface ExecuteOptions {
   onToolResult?: OnToolResult;
   signal?: AbortSignal;
   callID?: string;
+  /**
+   * The tool set the call is made from, for tools that list other tools (tool_search); default:
+   * the tools `enabledPermissions` grants, else every registered tool.
+   */
+  toolSet?: Tool.ToolSet;
 }
 
 /**
@@ -130,6 +142,10 @@ export class ToolRegistryImpl {
   private readonly ownedSources = new Set<ToolSource>();
   private readonly disposers = new Set<() => Promise<void> | void>();
   private initCache = new WeakMap<Tool.InitContext, Map<string, Promise<Tool.Initialized>>>();
+  /** Tools declaring `perToolSet`, initialised once per tool set (and init context). */
+  private setCache = new WeakMap<Tool.ToolSet, WeakMap<Tool.InitContext, Map<string, Promise<Tool.Initialized>>>>();
+  /** The tool set of each permission grant `execute` was given (at most one per subset of the permissions). */
+  private readonly grantSets = new Map<string, Tool.ToolSet>();
   private readonly semaphore: Semaphore;
   private defaultTimeoutMs: number;
   private readonly truncateOptions: TruncateOptions;
@@ -186,6 +202,8 @@ export class ToolRegistryImpl {
   /** Sets (or, with undefined, removes) the policy; the loop guard follows its settings unless given. */
   setPolicy(policy: Policy | undefined, loopGuard?: GateOptions['loopGuard']): void {
     this.gate.configure({ policy, loopGuard });
+    // tool_search's listing leaves out what the policy denies: list again under the new one.
+    this.invalidate();
   }
 
   /** Where the policy resolves paths for calls made under `initCtx` (for `policyMiddleware`'s `env`). */
@@ -288,26 +306,52 @@ export class ToolRegistryImpl {
 
   /**
    * The initialised tool for `id` under `initCtx`, with its external description loaded. Cached
-   * per init-context object: descriptions are read once per init, not per call.
+   * per init-context object: descriptions are read once per init, not per call. A tool declaring
+   * `perToolSet` is initialised once per `toolSet` too, and sees it as `initCtx.toolSet`.
    */
-  async initialized(id: string, initCtx: Tool.InitContext = DEFAULT_INIT_CTX): Promise<Tool.Initialized> {
+  async initialized(
+    id: string,
+    initCtx: Tool.InitContext = DEFAULT_INIT_CTX,
+    toolSet?: Tool.ToolSet,
+  ): Promise<Tool.Initialized> {
     const entry = this.entries.get(id);
     if (!entry) throw new Error(this.unknownToolMessage(id));
-    let perCtx = this.initCache.get(initCtx);
-    if (!perCtx) this.initCache.set(initCtx, (perCtx = new Map<string, Promise<Tool.Initialized>>()));
+    const scoped = entry.info.perToolSet === true && toolSet !== undefined;
+    let perSet = scoped ? this.setCache.get(toolSet) : this.initCache;
+    if (!perSet) this.setCache.set(toolSet!, (perSet = new WeakMap()));
+    let perCtx = perSet.get(initCtx);
+    if (!perCtx) perSet.set(initCtx, (perCtx = new Map<string, Promise<Tool.Initialized>>()));
     let pending = perCtx.get(id);
     if (!pending) {
-      pending = this.initEntry(entry, initCtx);
+      pending = this.initEntry(entry, initCtx, scoped ? toolSet : undefined);
       perCtx.set(id, pending);
       pending.catch(() => perCtx.delete(id));
     }
     return pending;
   }
 
+  /**
+   * The tools `ids` and `enabledPermissions` select, as a live `Tool.ToolSet`: what a tool that
+   * lists other tools (tool_search) may show a caller holding that grant.
+   */
+  toolSet(options: Pick<ToolsOptions, 'ids' | 'enabledPermissions'> = {}): Tool.ToolSet {
+    const ids = options.ids && new Set(options.ids);
+    const grant = options.enabledPermissions && toGrantSet(options.enabledPermissions);
+    return {
+      has: (id) => {
+        const entry = this.entries.get(id);
+        return !!entry && (!ids || ids.has(id)) && (!grant || isAllowed(entry.permissions, grant));
+      },
+    };
+  }
+
   /** LangChain tools for `createAgent`, filtered by ids and/or permissions. */
   async tools(options: ToolsOptions = {}): Promise<StructuredToolInterface[]> {
     const initCtx = options.initCtx ?? DEFAULT_INIT_CTX;
     const selected = this.select(options);
+    // The tools handed out here, fixed now (a tool registered later is not among them either).
+    const chosen = new Set(selected);
+    const toolSet: Tool.ToolSet = { has: (id) => chosen.has(id) && this.entries.has(id) };
     // One session per tool set unless createContext says otherwise: per-session state
     // (read-before-write, todos) is then scoped to the agent using these tools.
     const sessionID = `session-${randomUUID()}`;
@@ -318,7 +362,7 @@ export class ToolRegistryImpl {
       : () => defaultContext;
     return Promise.all(
       selected.map(async (id) =>
-        toLangChainTool(await this.initialized(id, initCtx), {
+        toLangChainTool(await this.initialized(id, initCtx, toolSet), {
           host: this.host,
           extra: { registry: this, initCtx },
           createContext: withSession,
@@ -374,7 +418,7 @@ export class ToolRegistryImpl {
     let initError: string | undefined;
     if (!refusal) {
       try {
-        tool = await this.initialized(id, initCtx ?? DEFAULT_INIT_CTX);
+        tool = await this.initialized(id, initCtx ?? DEFAULT_INIT_CTX, this.callToolSet(options));
       } catch (err) {
         initError = `Tool "${id}" could not be initialised: ${errorText(err, id)}`;
       }
@@ -514,6 +558,17 @@ export class ToolRegistryImpl {
     return ids;
   }
 
+  /** The tool set `execute` runs a call in: the one given, else its grant's (one object per grant, so inits are cached). */
+  private callToolSet(options: ExecuteOptions): Tool.ToolSet | undefined {
+    if (options.toolSet || !options.enabledPermissions) return options.toolSet;
+    const given = toGrantSet(options.enabledPermissions);
+    const grant = ALL_PERMISSIONS.filter((p) => given.has(p));
+    const key = grant.join(',');
+    let set = this.grantSets.get(key);
+    if (!set) this.grantSets.set(key, (set = this.toolSet({ enabledPermissions: grant })));
+    return set;
+  }
+
   private refusal(id: string, granted?: PermissionGrant): string | undefined {
     const entry = this.entries.get(id);
     if (!entry) return this.unknownToolMessage(id);
@@ -535,10 +590,14 @@ export class ToolRegistryImpl {
     return failCall(this.host, id, message, { callID, listeners, recordStats: this.entries.has(id) });
   }
 
-  private async initEntry(entry: RegistryEntry, initCtx: Tool.InitContext): Promise<Tool.Initialized> {
+  private async initEntry(
+    entry: RegistryEntry,
+    initCtx: Tool.InitContext,
+    toolSet?: Tool.ToolSet,
+  ): Promise<Tool.Initialized> {
     let bound = this.boundContexts.get(initCtx);
     if (!bound) this.boundContexts.set(initCtx, (bound = bindTenant(initCtx, this.tenant)));
-    const tool = await entry.info.init(bound);
+    const tool = await entry.info.init(toolSet ? { ...bound, toolSet } : bound);
     const loaded = await loadDescription(
       entry.info.id,
       entry.descriptionPath,
@@ -578,6 +637,7 @@ export class ToolRegistryImpl {
 
   private invalidate(): void {
     this.initCache = new WeakMap();
+    this.setCache = new WeakMap();
   }
 }
 

@@ -82,6 +82,21 @@ export namespace Tool {
     workspaceRoot?: string;
     /** More roots the sandbox accepts besides the workspace root. */
     additionalRoots?: string[];
+    /**
+     * The tool set this tool is handed out in; the registry sets it, only for tools that declare
+     * `perToolSet` (absent: no tool set, e.g. a program's own `registry.execute` without a grant).
+     */
+    toolSet?: ToolSet;
+  }
+
+  /**
+   * The tools one tool set holds: one `registry.tools()` call (its `ids` and `enabledPermissions`),
+   * one MCP server (its grant), one `registry.execute` grant. A tool that lists other tools
+   * (tool_search) lists only those its set holds, so a model never learns of a tool its grant excludes.
+   */
+  export interface ToolSet {
+    /** Whether the tool `id` is handed out in this set. */
+    has(id: string): boolean;
   }
 
   /** How much harm a call can do at worst: read-only, changes that stay in the workspace, or anything. */
@@ -98,6 +113,11 @@ export namespace Tool {
     /** Absolute path of a `.txt` description (see `descriptionBeside`). */
     descriptionPath?: string;
     danger?: DangerLevel;
+    /**
+     * The definition depends on which other tools its tool set holds (tool_search lists them): the
+     * registry initialises it once per tool set, with `initCtx.toolSet`, instead of once per init context.
+     */
+    perToolSet?: boolean;
   }
 
   /** How the registry's timeout applies to a tool. */

@@ -91,7 +91,7 @@ describe('tool_search through the LangChain adapter', () => {
   it('a search that matches nothing says how to search again and loads nothing', async () => {
     const msg = await callTool(tools, TOOL_SEARCH_ID, { query: 'kubernetes' });
     expect(msg.content).toBe(
-      `No deferred tool matches "kubernetes" (${GENERATED + 1} deferred). Search again with one distinctive word, or with a tool name from this tool's description.`,
+      `No tool available under this grant matches "kubernetes" (${GENERATED + 1} can be loaded). Search again with one distinctive word, or with a tool name from this tool's description; a tool the granted permissions or the policy exclude cannot be loaded.`,
     );
     expect(names(toolsForTurn(registry, tools, [msg]))).toEqual(['eager__echo', TOOL_SEARCH_ID]);
   });

@@ -16,9 +16,10 @@ async function list({ registry, initCtx, grant }: Setup, values: Values): Promis
       if (!registry.has(id) && isAllowed(declared, grant))
         process.stderr.write(`toolbelt: ${id} is not registered: ${reason}\n`);
     }
+  const toolSet = registry.toolSet({ enabledPermissions: grant });
   const rows = await Promise.all(
     ids.map(async (id) => {
-      const tool = await registry.initialized(id, initCtx);
+      const tool = await registry.initialized(id, initCtx, toolSet);
       const permissions = registry.permissions(id)!;
       return { name: id, permissions, description: tool.description, tool };
     }),

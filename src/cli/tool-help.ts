@@ -54,9 +54,9 @@ async function documentedExample(toolId: string): Promise<string | undefined> {
 }
 
 /** Prints the help of one tool; exit code 0. */
-export async function toolHelp({ registry, initCtx }: Setup, toolId: string): Promise<number> {
+export async function toolHelp({ registry, initCtx, grant }: Setup, toolId: string): Promise<number> {
   if (!registry.has(toolId)) throw unknownTool(registry, toolId);
-  const tool = await registry.initialized(toolId, initCtx);
+  const tool = await registry.initialized(toolId, initCtx, registry.toolSet({ enabledPermissions: grant }));
   const { z } = await import('zod');
   const schema = (tool.jsonSchema ??
     z.toJSONSchema(tool.parameters, { io: 'input', unrepresentable: 'any' })) as JsonSchemaNode;

@@ -1,12 +1,14 @@
 /**
  * Lazy (deferred) MCP tools: a `lazy: true` server's tools are registered in full, but a model is
  * offered only their names and one-line summaries — in the description of `tool_search` — until a
- * search finds them; `toolsForTurn` then binds the found ones for the rest of the run. Holds the
- * search tool and the per-turn selection; no MCP SDK and no langchain (lazy-middleware.ts loads that).
+ * search finds them; `toolsForTurn` then binds the found ones for the rest of the run. tool_search
+ * lists and finds only the deferred tools of its own tool set (its grant) that the policy does not deny.
+ * Holds the search tool and the per-turn selection; no MCP SDK and no langchain (lazy-middleware.ts loads that).
  */
 import { z } from 'zod';
 import { Tool } from '../tool.js';
 import type { ToolRegistryImpl, ToolSource } from '../registry.js';
+import { MCP_NAME_SEPARATOR } from './import.js';
 
 /** The id of the search tool a registry gets while it holds deferred tools. */
 export const TOOL_SEARCH_ID = 'tool_search';
@@ -106,29 +108,63 @@ const searchParameters = () =>
 type SearchParameters = ReturnType<typeof searchParameters>;
 let parameters: SearchParameters | undefined;
 
-/** The `tool_search` tool of `registry`: its description lists the deferred tools as they are at init. */
+/**
+ * The deferred tools `tool_search` may show and load in `toolSet` (absent: a program's call, which
+ * may run any tool): those the set holds and the registry's policy does not deny outright.
+ */
+async function availableTools(
+  registry: ToolRegistryImpl,
+  toolSet: Tool.ToolSet | undefined,
+  initCtx: Tool.InitContext,
+): Promise<DeferredTool[]> {
+  const catalog = deferredTools(registry).filter((t) => !toolSet || toolSet.has(t.id));
+  const policy = registry.policy;
+  if (!policy || !catalog.length) return catalog;
+  // An MCP tool's call is judged by its id, permissions and server alone (policy/checks.ts), never
+  // by its arguments: the decision for no arguments is the decision for every call.
+  const env = registry.policyEnvironment(initCtx);
+  const denied = await Promise.all(catalog.map(async (t) => (await policy.decide(t.id, {}, env)).action === 'deny'));
+  return catalog.filter((_, i) => !denied[i]);
+}
+
+/**
+ * The `tool_search` tool of `registry`, initialised once per tool set: its description lists the
+ * deferred tools that set may load as they are at init; a search looks at them as they are then.
+ */
 function toolSearchTool(registry: ToolRegistryImpl): Tool.Info {
   const info = Tool.define<SearchParameters, ToolSearchMetadata>(
-    { id: TOOL_SEARCH_ID, permissions: { required: [] }, danger: 'safe' },
-    () => ({
-      description: describeCatalog(deferredTools(registry)),
+    { id: TOOL_SEARCH_ID, permissions: { required: [] }, danger: 'safe', perToolSet: true },
+    async (initCtx) => ({
+      description: describeCatalog(await availableTools(registry, initCtx.toolSet, initCtx)),
       parameters: (parameters ??= searchParameters()),
       async execute(args) {
-        const catalog = deferredTools(registry);
-        const matches = search(catalog, args.query, args.limit ?? TOOL_SEARCH_DEFAULT_RESULTS);
+        const toolSet = initCtx.toolSet;
+        const catalog = await availableTools(registry, toolSet, initCtx);
+        // A whole tool id is a lookup: when no tool it may load has that id, nothing is loaded (not
+        // tools sharing a word with it), so an id outside the grant gets what an unknown id gets.
+        const id = args.query.trim();
+        const lookup = id.includes(MCP_NAME_SEPARATOR) && Tool.ID_PATTERN.test(id);
+        const missing = lookup && !catalog.some((t) => t.id.toLowerCase() === id.toLowerCase());
+        const matches = missing ? [] : search(catalog, args.query, args.limit ?? TOOL_SEARCH_DEFAULT_RESULTS);
         const metadata: ToolSearchMetadata = {
           toolSearch: true,
           query: args.query,
           found: matches.map((t) => t.id),
           deferred: catalog.length,
         };
+        const loaded = missing && (toolSet ? toolSet.has(id) : registry.has(id)) && !isDeferred(registry, id);
+        if (loaded) {
+          return { title: `${id} is loaded`, metadata, output: `Tool "${id}" is loaded already: call it directly.` };
+        }
         if (!matches.length) {
           return {
             title: `no tool matches "${args.query}"`,
             metadata,
+            // The same words whether a tool of that name exists outside the grant or not at all.
             output:
-              `No deferred tool matches "${args.query}" (${catalog.length} deferred). ` +
-              "Search again with one distinctive word, or with a tool name from this tool's description.",
+              `No tool available under this grant matches "${args.query}" (${catalog.length} can be loaded). ` +
+              "Search again with one distinctive word, or with a tool name from this tool's description; " +
+              'a tool the granted permissions or the policy exclude cannot be loaded.',
           };
         }
         const lines = matches.map((t) => `- ${t.id}: ${t.description}`);
@@ -178,6 +214,10 @@ function search(catalog: DeferredTool[], query: string, limit: number): Deferred
     .sort((a, b) => b.score - a.score || a.order - b.order)
     .slice(0, limit)
     .map((s) => s.t);
+}
+
+function isDeferred(registry: ToolRegistryImpl, id: string): boolean {
+  return deferredTools(registry).some((t) => t.id === id);
 }
 
 function isDeferring(source: ToolSource): source is DeferringSource {

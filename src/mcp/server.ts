@@ -107,6 +107,8 @@ export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOp
   const sessionID = options.sessionID ?? `mcp-${randomUUID()}`;
   const only = options.ids ? new Set(options.ids) : undefined;
   const served = () => registry.enabled(grant).filter((id) => !only || only.has(id));
+  // What tool_search (served from a registry with lazy imports) may list: this server's tools only.
+  const toolSet = registry.toolSet({ ids: options.ids, enabledPermissions: grant });
   const server = new Server(
     { name: options.name ?? 'agent-toolbelt', version: options.version ?? '0.1.0' },
     { capabilities: { tools: {} } },
@@ -115,7 +117,7 @@ export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOp
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const listed = await Promise.all(
       served().map(async (id) => {
-        const tool = await registry.initialized(id, initCtx);
+        const tool = await registry.initialized(id, initCtx, toolSet);
         // A tool that cannot run under this init context (task without sub-agents) is not offered.
         if (tool.unavailable) return undefined;
         const annotations = annotationsFor(registry.permissions(id) ?? { required: [] }, tool.annotations);
@@ -143,7 +145,7 @@ export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOp
         `Tool "${name}" ${why}. Known tools: ${known.join(', ') || '(none)'}. Call one of those instead.`,
       );
     }
-    const tool = await registry.initialized(name, initCtx).catch(() => undefined);
+    const tool = await registry.initialized(name, initCtx, toolSet).catch(() => undefined);
     if (tool?.unavailable) return errorResult(tool.unavailable);
     const progressToken = extra._meta?.progressToken;
     let progress = 0;
@@ -154,6 +156,7 @@ export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOp
       initCtx,
       {
         enabledPermissions: grant,
+        toolSet,
         signal: extra.signal,
         timeoutMs: options.timeoutMs,
         onToolResult:
