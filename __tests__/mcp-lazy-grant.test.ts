@@ -21,10 +21,10 @@ import {
   createPolicy,
   toolsForTurn,
   deferredTools,
-  TOOL_SEARCH_ID,
   type McpServerConfig,
   type ToolRegistryImpl,
 } from '../src/index.js';
+import { TOOL_SEARCH_ID } from '../src/constants.js';
 import { callTool } from './tool-call.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

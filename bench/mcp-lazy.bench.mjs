@@ -1,7 +1,7 @@
 // Lazy MCP tools: the size of the tool definitions a model is sent for 200 imported tools, all
-// loaded up front (baseline) vs lazy (`lazy: true`: tool_search listing names and one-line
-// summaries), as each provider's converter writes them, measured in the same run. Also what one
-// search adds back. Target: lazy / eager <= 0.10 (a shrink of at least 90%).
+// loaded up front (baseline) vs lazy (`lazy: true`: tool_search listing their names, with
+// one-line summaries when they fit), as each provider's converter writes them, measured in the
+// same run. Also what one search adds back. Target: lazy / eager <= 0.10 (a shrink of at least 90%).
 // Run: npm run build && node bench/mcp-lazy.bench.mjs
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

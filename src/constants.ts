@@ -15,7 +15,12 @@ export { MAX_MCP_HTTP_SESSIONS } from './mcp/http-server.js';
 export { DEFAULT_MCP_TOOL_TIMEOUT_MS } from './mcp/import.js';
 export { MCP_STDERR_TAIL_CHARS } from './mcp/connection.js';
 export { MCP_CONNECT_TIMEOUT_MS } from './mcp/transport.js';
-export { TOOL_SEARCH_ID, TOOL_SEARCH_DEFAULT_RESULTS, TOOL_SEARCH_MAX_RESULTS } from './mcp/lazy.js';
+export {
+  TOOL_SEARCH_ID,
+  TOOL_SEARCH_DEFAULT_RESULTS,
+  TOOL_SEARCH_MAX_RESULTS,
+  TOOL_SEARCH_MAX_DESCRIPTION_CHARS,
+} from './mcp/lazy.js';
 export { DEFAULT_MCP_MAX_TOTAL_TIMEOUT_MS } from './mcp/import.js';
 export { MCP_LIVENESS_INTERVAL_MS, MCP_LIVENESS_PING_MS, MCP_RECONNECT_DEFAULTS } from './mcp/connection.js';
 export { MAX_NESTING_DEPTH } from './tools/bash-danger.js';

@@ -1,7 +1,7 @@
 /**
- * Lazy MCP tools: a `lazy: true` server's 200 tools reach the model as names and summaries in
- * `tool_search`'s description; a search loads the best matches, which the model can then call in
- * the same run. Over real stdio (the fixture server), through the LangChain adapter, and in a
+ * Lazy MCP tools: a `lazy: true` server's 200 tools reach the model as names in `tool_search`'s
+ * description (summaries too when they fit: mcp-lazy-size.test.ts); a search loads the best
+ * matches, which the model can then call in the same run. Over real stdio (the fixture server), through the LangChain adapter, and in a
  * `createAgent` loop with `lazyToolsMiddleware` against every provider class's mock API.
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
@@ -21,7 +21,12 @@ import {
   deferredTools,
   type ToolRegistryImpl,
 } from '../../src/index.js';
-import { TOOL_SEARCH_ID, TOOL_SEARCH_DEFAULT_RESULTS, TOOL_SEARCH_MAX_RESULTS } from '../../src/constants.js';
+import {
+  TOOL_SEARCH_ID,
+  TOOL_SEARCH_DEFAULT_RESULTS,
+  TOOL_SEARCH_MAX_RESULTS,
+  TOOL_SEARCH_MAX_DESCRIPTION_CHARS,
+} from '../../src/constants.js';
 import { startMockProvider, toolResults, type RecordedRequest } from './mock-server.js';
 import { APIS, chatModel } from './clients.js';
 import { sentTools } from './subsets.js';
@@ -55,12 +60,14 @@ afterAll(() => disconnectMcp(registry));
 const names = (list: readonly { name: string }[]) => list.map((t) => t.name);
 
 describe('tool_search through the LangChain adapter', () => {
-  it('is registered beside the deferred tools and lists each by name and one-line summary', () => {
+  it('is registered beside the deferred tools and lists each by name (their summaries would not fit)', () => {
     expect(deferredTools(registry)).toHaveLength(GENERATED + 1); // gh's echo is deferred too
     const search = tools.find((t) => t.name === TOOL_SEARCH_ID)!;
-    expect(search.description).toContain(`Not loaded yet (${GENERATED + 1}):`);
-    expect(search.description).toContain("- gh__op_7: Operation 7 on a project's issues.");
-    expect(search.description).not.toContain('paging through results'); // the rest of the description waits
+    expect(search.description.length).toBeLessThanOrEqual(TOOL_SEARCH_MAX_DESCRIPTION_CHARS);
+    expect(search.description).toContain(`Not loaded yet (${GENERATED + 1}), by name only`);
+    expect(search.description).toContain(', gh__op_7, ');
+    expect(search.description).toMatch(/, gh__op_199$/);
+    expect(search.description).not.toContain('Operation 7'); // what each does waits for a search
     // Before any search, a model is offered the eager tools and tool_search only.
     expect(names(toolsForTurn(registry, tools, []))).toEqual(['eager__echo', TOOL_SEARCH_ID]);
   });

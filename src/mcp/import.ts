@@ -15,7 +15,7 @@ export const DEFAULT_MCP_MAX_TOTAL_TIMEOUT_MS = 600_000;
 /** How much later (ms) than the SDK's total timeout the pipeline's backstop stops an imported call. */
 const PIPELINE_BACKSTOP_MS = 1_000;
 /** Separator between the server name and the tool name in an imported tool's id. */
-const MCP_NAME_SEPARATOR = '__';
+export const MCP_NAME_SEPARATOR = '__';
 /** The longest tool id providers accept (OpenAI's function-name rule). */
 const MAX_ID_LENGTH = 64;
 

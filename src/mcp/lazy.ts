@@ -16,6 +16,11 @@ export const TOOL_SEARCH_ID = 'tool_search';
 export const TOOL_SEARCH_DEFAULT_RESULTS = 5;
 /** The most tools one `tool_search` call may load. */
 export const TOOL_SEARCH_MAX_RESULTS = 20;
+/**
+ * The longest `tool_search` description: past it the listing gives names only, then as many names
+ * as fit and a count of the rest. Equal to the longest description toolbelt sends any provider.
+ */
+export const TOOL_SEARCH_MAX_DESCRIPTION_CHARS = 4096;
 
 /** Marks the registry entry as ours, so that a user's own `tool_search` is never replaced or removed. */
 const OURS = Symbol.for('agent-toolbelt.tool_search');
@@ -181,14 +186,34 @@ function toolSearchTool(registry: ToolRegistryImpl): Tool.Info {
   return Object.assign(info, { [OURS]: true });
 }
 
-function describeCatalog(catalog: DeferredTool[]): string {
-  const lines = catalog.map((t) => `- ${t.id}: ${t.summary}`);
-  return (
-    'Loads tools that are available but not loaded yet (listed below by name and summary). ' +
-    'Before calling one of them, search for it by name or by words describing the task; ' +
-    'the tools found can be called with their full parameters from then on.\n\n' +
-    `Not loaded yet (${catalog.length}):\n${lines.join('\n')}`
-  );
+const INTRO =
+  'Loads tools that are available but not loaded yet (listed below). ' +
+  'Before calling one of them, search for it by name or by words describing the task; ' +
+  'the tools found can be called with their full parameters from then on.\n\n';
+
+/**
+ * tool_search's description, at most TOOL_SEARCH_MAX_DESCRIPTION_CHARS long: every tool with its
+ * summary when that fits, else names only — all of them, or as many as fit and a count of the rest
+ * (search finds those as well as the listed ones).
+ */
+function describeCatalog(catalog: readonly DeferredTool[]): string {
+  const n = catalog.length;
+  if (!n) return `${INTRO}Not loaded yet: none.`;
+  const full = `${INTRO}Not loaded yet (${n}):\n${catalog.map((t) => `- ${t.id}: ${t.summary}`).join('\n')}`;
+  if (full.length <= TOOL_SEARCH_MAX_DESCRIPTION_CHARS) return full;
+  const head = `${INTRO}Not loaded yet (${n}), by name only (search one to see what it does):\n`;
+  const names = `${head}${catalog.map((t) => t.id).join(', ')}`;
+  if (names.length <= TOOL_SEARCH_MAX_DESCRIPTION_CHARS) return names;
+  const rest = (left: number, listed: number) => `${listed ? ', and' : 'And'} ${left} more: search by keyword.`;
+  // Names while they and the count after them fit (the last name never does: all of them did not).
+  let text = head;
+  let i = 0;
+  for (; i < n; i++) {
+    const next = `${text}${i ? ', ' : ''}${catalog[i].id}`;
+    if ((next + rest(n - i - 1, i + 1)).length > TOOL_SEARCH_MAX_DESCRIPTION_CHARS) break;
+    text = next;
+  }
+  return text + rest(n - i, i);
 }
 
 /**
