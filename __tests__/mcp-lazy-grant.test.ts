@@ -234,4 +234,26 @@ describe('the policy', () => {
       policed.setPolicy(undefined);
     }
   });
+
+  it("an MCP server's listing (one tool set for the server's life) follows setPolicy", async () => {
+    const before = policed.policy;
+    policed.setPolicy(createPolicy({ rules: [{ tool: 'gh__op_3', action: 'deny' }] }));
+    const server = await createMcpServer(policed);
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await Promise.all([server.connect(a), client.connect(b)]);
+    const listing = async () =>
+      named((await client.listTools()).tools.find((t) => t.name === TOOL_SEARCH_ID)!.description!);
+    try {
+      expect(await listing()).not.toContain('gh__op_3');
+      policed.setPolicy(createPolicy({ rules: [{ tool: 'gh__op_2', action: 'deny' }] }));
+      const now = await listing();
+      expect(now).toContain('gh__op_3');
+      expect(now).not.toContain('gh__op_2');
+    } finally {
+      policed.setPolicy(before);
+      await client.close();
+      await server.close();
+    }
+  });
 });
