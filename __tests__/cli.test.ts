@@ -143,6 +143,27 @@ describe('toolbelt list', () => {
     expect(echo.inputSchema.properties.text.description).toBe('Text to echo');
     expect(tools.map((t) => t.name)).not.toContain('fx_wait');
   });
+
+  it("a lazy MCP server's tool_search, listed or helped, names only the tools --permissions allows", async () => {
+    const config = path.join(ws.dir, 'lazy-mcp.json');
+    const fixture = path.join(ROOT, '__tests__', 'fixtures', 'mcp-fixture-server.mjs');
+    const server = { name: 'gh', transport: 'stdio', command: process.execPath, lazy: true };
+    const args = [fixture, '--only-echo', '--generated', '8'];
+    const permissions = { op_7: ['network'], '*': ['read'] };
+    await writeFile(config, JSON.stringify({ servers: [{ ...server, args, permissions }] }));
+    const flags = ['--no-builtins', '--workspace', ws.dir, '--mcp-config', config, '--permissions', 'read'];
+    const listed = await toolbelt(['list', '--json', ...flags]);
+    expect(listed.code).toBe(0);
+    const search = (JSON.parse(listed.stdout) as Array<{ name: string; description: string }>).find(
+      (t) => t.name === 'tool_search',
+    )!;
+    expect(search.description).toContain('- gh__op_6: Operation 6');
+    expect(search.description).not.toContain('gh__op_7');
+    const help = await toolbelt(['run', 'tool_search', '--help', ...flags]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('- gh__op_6: Operation 6');
+    expect(help.stdout).not.toContain('gh__op_7');
+  }, 60_000);
 });
 
 describe('toolbelt run', () => {
