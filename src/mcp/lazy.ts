@@ -1,8 +1,9 @@
 /**
  * Lazy (deferred) MCP tools: a `lazy: true` server's tools are registered in full, but a model is
- * offered only their names and one-line summaries — in the description of `tool_search` — until a
- * search finds them; `toolsForTurn` then binds the found ones for the rest of the run. tool_search
- * lists and finds only the deferred tools of its own tool set (its grant) that the policy does not deny.
+ * offered only their names (and one-line summaries when they fit TOOL_SEARCH_MAX_DESCRIPTION_CHARS)
+ * — in the description of `tool_search` — until a search finds them; `toolsForTurn` then binds the
+ * found ones for the rest of the run. tool_search lists and finds only the deferred tools of its
+ * own tool set (its grant) that the policy does not deny.
  * Holds the search tool and the per-turn selection; no MCP SDK and no langchain (lazy-middleware.ts loads that).
  */
 import { z } from 'zod';
