@@ -72,6 +72,17 @@ describe('glob', () => {
     expect((await glob({ pattern: '*.ts', path: 'gen' })).output).toBe('gen/x.ts');
   });
 
+  it('applies the ignore files above the directories a brace group names', async () => {
+    // fast-glob reads `{src,nothing}/**` from src and nothing, never listing the root with its .gitignore.
+    expect((await glob({ pattern: '{src,nothing}/**/*.ts' })).output.split('\n')).toEqual([
+      'src/b.ts',
+      'src/deep/c.ts',
+      'src/keep.gen.ts',
+      'src/nested/other.ts',
+    ]);
+    expect((await glob({ pattern: '{gen,src}/*.ts' })).output.split('\n')).toEqual(['src/b.ts', 'src/keep.gen.ts']);
+  });
+
   it('accepts a plain file path and an absolute pattern inside the workspace', async () => {
     expect((await glob({ pattern: 'src/d.js' })).output).toBe('src/d.js');
     expect((await glob({ pattern: path.join(dir, 'src', '*.js') })).output).toBe('src/d.js');

@@ -112,6 +112,8 @@ export class IgnoreTree {
 
   private constructor(
     readonly top: string,
+    /** The walk's first directory. */
+    readonly start: string,
     /** Rules of the directories above the walk's start (`top` .. parent of start). */
     readonly ancestors: DirRules[],
   ) {}
@@ -131,7 +133,7 @@ export class IgnoreTree {
       const r = await readDirRules(d);
       if (r) rules.unshift(r); // deepest first
     }
-    const tree = new IgnoreTree(top, rules);
+    const tree = new IgnoreTree(top, start, rules);
     if (rules.length && testChain(rules, start, true)) tree.ancestors.length = 0;
     tree.chains.set(path.dirname(start), tree.ancestors);
     return tree;
@@ -146,7 +148,17 @@ export class IgnoreTree {
   enter(dir: string, entryNames?: Iterable<string>): DirRules[] | Promise<DirRules[]> {
     const existing = this.chains.get(dir);
     if (existing) return existing;
-    const parent = this.chains.get(path.dirname(dir)) ?? this.ancestors;
+    const parentDir = path.dirname(dir);
+    const known = this.chains.get(parentDir);
+    if (!known && dir !== this.start && isWithinOrSame(parentDir, this.start)) {
+      // A walk that begins below its start (fast-glob reads `{src,docs}/*` from src and docs, never
+      // listing the start): the rules of the directories in between apply all the same.
+      return (async () => {
+        await this.enter(parentDir);
+        return this.enter(dir, entryNames);
+      })();
+    }
+    const parent = known ?? this.ancestors;
     let present: Set<string> | undefined;
     if (entryNames) {
       for (const n of entryNames) if (IGNORE_FILE_SET.has(n)) (present ??= new Set()).add(n);
