@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { mkdir, writeFile, utimes, symlink, chmod, readFile } from 'node:fs/promises';
+import { mkdir, writeFile, utimes, symlink, chmod, readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { GlobTool, MAX_GLOB_RESULTS, splitPattern } from '../src/tools/glob.js';
 import { tempDir, makeCtx } from './helpers.js';
@@ -121,6 +121,41 @@ describe('glob', () => {
     expect(past.output).toMatch(
       /\(Results are truncated: showing the 100 most recently modified of 101 files\. All 101 paths, newest first, are saved at \S+: read it with the read tool \(offset=101 continues this list\), or use a more specific pattern or path\.\)$/,
     );
+  });
+
+  it('returns a file once when brace alternatives overlap', async () => {
+    const res = await glob({ pattern: '{src,src/deep}/**/*.ts' });
+    expect(res.output.split('\n')).toEqual(['src/b.ts', 'src/deep/c.ts', 'src/keep.gen.ts', 'src/nested/other.ts']);
+    expect(res.metadata.count).toBe(4);
+  });
+
+  it(`orders files with equal times by path, past the ${MAX_GLOB_RESULTS} cap and in the saved list`, async () => {
+    // Package managers give every extracted file the same time: the order must still be total.
+    const names = Array.from(
+      { length: MAX_GLOB_RESULTS + 50 },
+      (_, i) => `same/${i % 3}/f${String(i).padStart(3, '0')}.md`,
+    );
+    for (const n of [...names].reverse()) await put(n, 'x', T0);
+    await put('same/z-newest.md', 'x', T0 + 1);
+    const byPath = [...names].sort();
+    const res = await glob({ pattern: '**/*.md', path: 'same' });
+    expect(res.metadata).toMatchObject({ count: names.length + 1, shown: MAX_GLOB_RESULTS, truncated: true });
+    const listed = res.output.split('\n\n')[0].split('\n');
+    expect(listed).toEqual(['same/z-newest.md', ...byPath.slice(0, MAX_GLOB_RESULTS - 1)]);
+    const saved = (await readFile(res.metadata.fullListPath as string, 'utf8')).split('\n').filter(Boolean);
+    expect(saved).toEqual(['same/z-newest.md', ...byPath]);
+  });
+
+  it('shows absolute paths for files under another root', async () => {
+    const other = await tempDir('glob-other-');
+    try {
+      await mkdir(path.join(other.dir, 'sub'));
+      await writeFile(path.join(other.dir, 'sub', 'o.ts'), 'x');
+      const res = await glob({ pattern: '**/*.ts', path: other.dir }, makeCtx(), { additionalRoots: [other.dir] });
+      expect(res.output).toBe(path.join(await realpath(other.dir), 'sub', 'o.ts'));
+    } finally {
+      await other.cleanup();
+    }
   });
 
   it('refuses patterns and paths that leave the workspace', async () => {

@@ -86,68 +86,32 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>(
         ctx.metadata({ title });
         const cwdStat = await fsp.stat(cwd).catch(() => undefined);
 
-        // Files with their modification times.
-        const mtimes = new MtimeCache();
-        const found: Array<{ path: string; mtime: number }> = [];
+        // Files with their modification times, each path as the model will see it.
+        let found: Found[] = [];
         if (dynamic === '') {
-          if (cwdStat?.isFile()) found.push({ path: cwd, mtime: mtimes.get(cwd) });
+          if (cwdStat?.isFile()) found.push({ path: ws.display(cwd), mtime: new MtimeCache().get(cwd) });
         } else if (cwdStat?.isDirectory()) {
-          const top = rootContaining(ws.roots, cwd) ?? ws.root;
-          const tree = await IgnoreTree.forWalk(top, cwd);
           let dirsRead = 0;
           const report = throttle(progressMs, () =>
             ctx.metadata({ title, metadata: { directoriesScanned: dirsRead } }),
           );
-          const guard = ws.guard();
-          const readdir = gitignoreAwareReaddir(tree, cwd, guard, ctx.abort, () => {
+          const onDir = (): void => {
             dirsRead++;
             report();
-          });
-          let rel: string[];
-          try {
-            rel = await fastGlob()(dynamic, {
-              cwd,
-              dot: true,
-              onlyFiles: true,
-              followSymbolicLinks: false,
-              unique: true,
-              caseSensitiveMatch: true,
-              suppressErrors: false,
-              fs: { readdir } as unknown as FastGlob.Options['fs'],
-            });
-          } catch (err) {
-            throwIfAborted(ctx.abort, abortedMessage('glob'));
-            throw new Error(
-              `glob could not search with pattern ${JSON.stringify(args.pattern)}: ${(err as Error).message}. Check the pattern and call glob again.`,
-              { cause: err },
-            );
-          }
-          // Stat'ing in one tight loop after the walk is cheaper than interleaving it with the walk.
-          const prefix = cwd + path.sep;
-          for (const r of rel) {
-            const abs = r.includes('..') ? path.resolve(cwd, r) : prefix + r;
-            // Whatever fast-glob makes of a pattern, only paths under cwd whose real path is inside come out.
-            if (!abs.startsWith(prefix) || !guard.dirInside(path.dirname(abs))) continue;
-            // One lstat per result: for a file that is not a link it is also the mtime for the order.
-            const st = fs.lstatSync(abs, { throwIfNoEntry: false });
-            if (!st) continue;
-            if (!st.isSymbolicLink()) found.push({ path: abs, mtime: st.mtimeMs });
-            else if (guard.inside(abs)) found.push({ path: abs, mtime: mtimes.get(abs) });
-          }
+          };
+          const guard = ws.guard();
+          const rel = await walk({ ws, cwd, dynamic, pattern: args.pattern, guard, signal: ctx.abort, onDir });
+          found = statResults(ws, cwd, rel, guard, dynamic.includes('{'));
         }
         throwIfAborted(ctx.abort, abortedMessage('glob'));
 
         const sorted = found.sort(compareNewestFirst);
-        const shown = sorted.slice(0, MAX_GLOB_RESULTS).map((f) => ws.display(f.path));
+        const shown = sorted.slice(0, MAX_GLOB_RESULTS).map((f) => f.path);
         const truncated = sorted.length > shown.length;
         const metadata: GlobMetadata = { count: sorted.length, shown: shown.length, truncated };
         // A cut list keeps the rest within reach: every path goes to a file the model can read.
         if (truncated)
-          metadata.fullListPath = await saveFullOutput(
-            sorted.map((f) => ws.display(f.path)).join('\n') + '\n',
-            'glob',
-            outputs,
-          );
+          metadata.fullListPath = await saveFullOutput(sorted.map((f) => f.path).join('\n') + '\n', 'glob', outputs);
         if (sorted.length === 0) {
           return {
             title,
@@ -164,6 +128,111 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>(
     };
   },
 );
+
+/** One result: its path as shown (ws.display's form) and its modification time. */
+interface Found {
+  path: string;
+  mtime: number;
+}
+
+/**
+ * Walks `cwd` with fast-glob through the ignore-aware, sandboxed `readdir` below; returns the
+ * matching paths relative to `cwd`, as fast-glob gives them.
+ */
+async function walk(w: {
+  ws: Workspace;
+  cwd: string;
+  /** The pattern less its fixed part: what fast-glob matches below cwd. */
+  dynamic: string;
+  /** The whole pattern, for the error message. */
+  pattern: string;
+  guard: RealPathGuard;
+  signal: AbortSignal;
+  /** Called for each directory listed (progress). */
+  onDir: () => void;
+}): Promise<string[]> {
+  const { ws, cwd, dynamic, pattern, guard, signal } = w;
+  const top = rootContaining(ws.roots, cwd) ?? ws.root;
+  const tree = await IgnoreTree.forWalk(top, cwd);
+  const readdir = gitignoreAwareReaddir(tree, cwd, guard, signal, w.onDir);
+  try {
+    return await fastGlob()(dynamic, {
+      cwd,
+      dot: true,
+      onlyFiles: true,
+      followSymbolicLinks: false,
+      // Checking every walked entry against a set of the paths already returned cost ~10% of a
+      // walk; only brace alternatives can return a path twice, and statResults drops those.
+      unique: false,
+      caseSensitiveMatch: true,
+      suppressErrors: false,
+      fs: { readdir } as unknown as FastGlob.Options['fs'],
+    });
+  } catch (err) {
+    throwIfAborted(signal, abortedMessage('glob'));
+    throw new Error(
+      `glob could not search with pattern ${JSON.stringify(pattern)}: ${(err as Error).message}. Check the pattern and call glob again.`,
+      { cause: err },
+    );
+  }
+}
+
+/**
+ * Keeps the walk's results that are inside the sandbox and stats each once (an lstat: for a file
+ * that is not a link it is also the mtime for the order). Stat'ing in one tight loop after the
+ * walk is cheaper than interleaving it with the walk. `mayRepeat`: brace alternatives can
+ * return a path twice.
+ */
+function statResults(ws: Workspace, cwd: string, rel: string[], guard: RealPathGuard, mayRepeat: boolean): Found[] {
+  const found: Found[] = [];
+  const prefix = cwd + path.sep;
+  const seen = mayRepeat ? new Set<string>() : undefined;
+  // A plain relative path is shown as cwd's shown form plus itself: path.relative per result
+  // (which resolves both paths again) was ~15% of a large glob.
+  const cwdShown = path.sep === '/' ? shownPrefix(ws, cwd) : undefined;
+  const mtimes = new MtimeCache();
+  // Results come grouped by directory: one guard lookup per run of the same directory.
+  let lastDir = '';
+  let lastDirInside = false;
+  for (const r of rel) {
+    const plain = !NOT_PLAIN.test(r);
+    const abs = plain ? prefix + r : path.resolve(cwd, r);
+    if (!abs.startsWith(prefix)) continue;
+    if (seen) {
+      if (seen.has(abs)) continue;
+      seen.add(abs);
+    }
+    // Whatever fast-glob makes of a pattern, only paths under cwd whose real path is inside come out.
+    const dir = path.dirname(abs);
+    if (dir !== lastDir) {
+      lastDir = dir;
+      lastDirInside = guard.dirInside(dir);
+    }
+    if (!lastDirInside) continue;
+    const st = fs.lstatSync(abs, { throwIfNoEntry: false });
+    if (!st) continue;
+    let mtime = st.mtimeMs;
+    if (st.isSymbolicLink()) {
+      if (!guard.inside(abs)) continue;
+      mtime = mtimes.get(abs);
+    }
+    found.push({ path: plain && cwdShown !== undefined ? cwdShown + r : ws.display(abs), mtime });
+  }
+  return found;
+}
+
+/**
+ * What ws.display puts before a path relative to `cwd` (`cwd`'s own shown form and a slash, or
+ * nothing at the root), or undefined when cwd is not under the main root (paths show absolute).
+ */
+function shownPrefix(ws: Workspace, cwd: string): string | undefined {
+  const shown = ws.display(cwd);
+  if (path.isAbsolute(shown)) return undefined;
+  return shown === '.' ? '' : shown + '/';
+}
+
+/** A relative path with an empty, `.` or `..` segment (or a leading or trailing slash): not plain. */
+const NOT_PLAIN = /(^|\/)\.{0,2}(\/|$)/;
 
 /** Characters that make a path segment a pattern rather than a fixed name. */
 const MAGIC = /[*?[\]{}()!+@]/;
@@ -188,6 +257,18 @@ export function splitPattern(pattern: string): { fixed: string; dynamic: string 
     );
   }
   return { fixed, dynamic };
+}
+
+const DOT = 0x2e;
+
+/**
+ * Entries a walk never enters or returns: symlinks, version-control directories and temp files of
+ * unfinished or abandoned atomic writes. The last two start with a dot, so other names cost one
+ * character test.
+ */
+function neverListed(e: Dirent): boolean {
+  if (e.isSymbolicLink()) return true;
+  return e.name.charCodeAt(0) === DOT && (VCS_DIRS.has(e.name) || isAtomicTempName(e.name));
 }
 
 type ReaddirCallback = (err: NodeJS.ErrnoException | null, entries: Dirent[]) => void;
@@ -220,6 +301,7 @@ function gitignoreAwareReaddir(
       fn();
     });
   };
+  const cwdPrefix = cwd + path.sep;
   return (dir: string, optsOrCb: unknown, maybeCb?: ReaddirCallback): void => {
     const cb = (typeof optsOrCb === 'function' ? optsOrCb : maybeCb) as ReaddirCallback;
     if (signal.aborted) {
@@ -229,7 +311,7 @@ function gitignoreAwareReaddir(
     const abs = dir.startsWith(cwd) && !dir.includes('..') ? dir : path.resolve(cwd, dir);
     // Never list a directory above the search root, nor one whose real path is outside (a pattern's
     // static part such as `{docs,x}/etc` names a directory through a symlink without listing it).
-    if ((abs !== cwd && !abs.startsWith(cwd + path.sep)) || !guard.dirInside(abs)) {
+    if ((abs !== cwd && !abs.startsWith(cwdPrefix)) || !guard.dirInside(abs)) {
       later(() => cb(null, []));
       return;
     }
@@ -248,8 +330,8 @@ function gitignoreAwareReaddir(
     let drop = false;
     let ruleFiles = false;
     for (const e of entries) {
-      if (VCS_DIRS.has(e.name) || e.isSymbolicLink() || isAtomicTempName(e.name)) drop = true;
-      else if (isIgnoreFileName(e.name)) ruleFiles = true;
+      if (neverListed(e)) drop = true;
+      else if (e.name.charCodeAt(0) === DOT && isIgnoreFileName(e.name)) ruleFiles = true;
     }
     const filter = (chain: Awaited<ReturnType<IgnoreTree['enter']>>): void => {
       if (!drop && chain.length === 0) {
@@ -260,8 +342,7 @@ function gitignoreAwareReaddir(
       cb(
         null,
         entries.filter((e) => {
-          // Temp files of unfinished or abandoned atomic writes are never results.
-          if (VCS_DIRS.has(e.name) || e.isSymbolicLink() || isAtomicTempName(e.name)) return false;
+          if (neverListed(e)) return false;
           return !rules || !tree.isIgnored(chain, path.join(abs, e.name), e.isDirectory());
         }),
       );
