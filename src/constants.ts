@@ -95,7 +95,14 @@ export { POLICY_FILE_NAME } from './policy/policy.js';
 export { ALL_PERMISSIONS } from './permissions.js';
 export { MAX_REF_DEPTH } from './schema/portable.js';
 export { MAX_IGNORE_FILE_BYTES, MAX_BRACE_EXPANSIONS } from './tools/search-common.js';
-export { MAX_CONVERT_MS, MAX_HTML_DEPTH, MAX_CONVERT_WORKERS } from './tools/html-convert.js';
+export {
+  MAX_CONVERT_MS,
+  MAX_HTML_DEPTH,
+  MAX_HTML_PARSE_DEPTH,
+  MAX_HTML_ELEMENTS,
+  MAX_HTML_PARSE_ELEMENTS,
+  MAX_CONVERT_WORKERS,
+} from './tools/html-convert.js';
 export { DEFAULT_LOOP_THRESHOLD, MAX_GUARDED_SESSIONS } from './policy/loop-guard.js';
 export { MAX_PENDING_GRANTS } from './policy/approvals.js';
 export { LIST_PROGRESS_EVERY as MEMORY_LIST_PROGRESS_EVERY } from './tools/memory.js';

@@ -14,7 +14,14 @@ import { Tool } from '../tool.js';
 import { formatBytes } from '../format.js';
 import { PROGRESS_INTERVAL_MS, Throttle } from '../progress.js';
 import { descriptionBeside } from '../description.js';
-import { convertHtml, ConvertTimeoutError, MAX_CONVERT_MS } from './html-convert.js';
+import {
+  convertHtml,
+  ConvertTimeoutError,
+  MAX_CONVERT_MS,
+  MAX_HTML_ELEMENTS,
+  MAX_HTML_PARSE_ELEMENTS,
+  type Converted,
+} from './html-convert.js';
 import { BlockedAddressError, policyFromInitContext, type CompiledPolicy } from '../net/ssrf.js';
 import { followRedirects, RedirectFailure } from '../net/redirects.js';
 import { scrubText } from '../net/scrub.js';
@@ -126,6 +133,8 @@ export interface WebfetchMetadata extends Tool.Metadata {
   bytes: number;
   format: Format;
   redirects: string[];
+  /** The page had more elements than MAX_HTML_ELEMENTS (markdown) or MAX_HTML_PARSE_ELEMENTS and was cut; the output says so. */
+  truncated: boolean;
 }
 
 export const WebfetchTool = Tool.define(
@@ -259,6 +268,7 @@ async function fetchAndConvert(
       bytes: body.length,
       format,
       redirects,
+      truncated: false,
     };
     progress.phase = `converting the page to ${format}`;
     return await convert(body, mime, type.charset, format, url, metadata, controller.signal);
@@ -510,9 +520,12 @@ async function convert(
   if (kind === 'binary') throw new FetchFailure(binaryError(url, mime, body.length));
   const text = decode(body, charset ?? (kind === 'html' ? metaCharset(body) : undefined), mime);
   if (kind === 'text' || format === 'html') return { title, metadata, output: text };
-  let output: string;
+  let converted: Converted;
   try {
-    output = format === 'markdown' ? await htmlToMarkdown(text, url, signal) : await htmlToText(text, signal);
+    converted =
+      format === 'markdown'
+        ? await convertHtml({ html: text, format, base: url.href, dropped: DROPPED_ELEMENTS, signal })
+        : await htmlToText(text, signal);
   } catch (err) {
     if (signal.aborted) throw err;
     const why =
@@ -523,6 +536,19 @@ async function convert(
       `Converting ${url.href} (${formatBytes(body.length)} of HTML) to ${format} ${why}. ` +
         'Fetch it with format="html" to get the raw page, or fetch a smaller or simpler page.',
     );
+  }
+  const { output, truncatedAt } = converted;
+  if (truncatedAt) {
+    const way =
+      truncatedAt === MAX_HTML_ELEMENTS
+        ? `Use format="text" (it reads up to ${MAX_HTML_PARSE_ELEMENTS.toLocaleString('en-US')} elements), or fetch a more specific URL.`
+        : 'Fetch a more specific URL, or use format="html" for the raw page.';
+    return {
+      title,
+      metadata: { ...metadata, truncated: true },
+      // First, so that it survives the registry's cut of a long output.
+      output: `(The page has more than ${truncatedAt.toLocaleString('en-US')} elements; the rest was not converted. ${way})\n\n${output}`,
+    };
   }
   if (!output.trim() && text.trim()) {
     return {
@@ -549,13 +575,13 @@ function decode(body: Buffer, charset: string | undefined, _mime: string): strin
   }
 }
 
-/** HTML to markdown (sanitised: chrome, scripts and styles dropped), in a worker thread. */
-export function htmlToMarkdown(html: string, base: URL, signal?: AbortSignal): Promise<string> {
-  return convertHtml({ html, format: 'markdown', base: base.href, dropped: DROPPED_ELEMENTS, signal });
+/** HTML to markdown (sanitised: chrome, scripts and styles dropped), in a worker thread; a page over MAX_HTML_ELEMENTS is cut there. */
+export async function htmlToMarkdown(html: string, base: URL, signal?: AbortSignal): Promise<string> {
+  return (await convertHtml({ html, format: 'markdown', base: base.href, dropped: DROPPED_ELEMENTS, signal })).output;
 }
 
 /** HTML to plain text (sanitised, lines broken at block elements), in a worker thread. */
-function htmlToText(html: string, signal?: AbortSignal): Promise<string> {
+function htmlToText(html: string, signal?: AbortSignal): Promise<Converted> {
   return convertHtml({ html, format: 'text', dropped: DROPPED_ELEMENTS, signal });
 }
 
