@@ -3,7 +3,8 @@
 // quadratic in unclosed nesting) sees it, and turndown (linear but ~30 µs per element, recursive)
 // gets at most MAX_HTML_ELEMENTS; the worker can still be terminated if a conversion runs away.
 // Must not fetch, decide limits (html-convert.ts names them) or word results (webfetch.ts does).
-// Plain JavaScript because a worker runs outside any TypeScript transform.
+// Plain JavaScript because a worker runs outside any TypeScript transform. Over 400 lines: the
+// pre-pass mirrors the parser's tag tables, which take a hundred lines on their own.
 import { parentPort } from 'node:worker_threads';
 import sanitizeHtml from 'sanitize-html';
 import TurndownService from 'turndown';
