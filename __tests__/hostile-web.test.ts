@@ -379,7 +379,7 @@ describe('a page built to make conversion slow', () => {
     expect(res.error).toBeUndefined();
     expect(res.success).toBe(true);
     const output = res.result.output;
-    expect(res.result.metadata).toMatchObject({ truncated: cut });
+    expect(res.result.metadata.truncatedAtElements).toBe(cut ? MAX_HTML_ELEMENTS : undefined);
     expect(output.startsWith(MARKDOWN_CUT)).toBe(cut);
     expect(count(cut ? output.slice(output.indexOf(')\n\n')) : output, 'x')).toBe(xs);
     outcomes.push(`1 MB of <${tag}> -> ${output.length} chars of markdown${cut ? ', cut at MAX_HTML_ELEMENTS' : ''}`);
@@ -388,14 +388,14 @@ describe('a page built to make conversion slow', () => {
   it('1 MB of <div> as text: converted whole', async () => {
     const res = await fetchWhole({ url: `${base}/flood?tag=div`, format: 'text' });
     expect(res.success).toBe(true);
-    expect(res.result.metadata).toMatchObject({ truncated: false });
+    expect(res.result.metadata.truncatedAtElements).toBeUndefined();
     expect(count(res.result.output, 'x')).toBe(170_000);
   });
 
   it('1 MB of <li> as text: cut at MAX_HTML_PARSE_ELEMENTS (the <ul> and 199,999 items), and the output says so', async () => {
     const res = await fetchWhole({ url: `${base}/flood?tag=li`, format: 'text' });
     expect(res.success).toBe(true);
-    expect(res.result.metadata).toMatchObject({ truncated: true });
+    expect(res.result.metadata.truncatedAtElements).toBe(MAX_HTML_PARSE_ELEMENTS);
     const output = res.result.output;
     expect(output.startsWith(PARSE_CUT)).toBe(true);
     expect(count(output.slice(output.indexOf(')\n\n')), 'x')).toBe(MAX_HTML_PARSE_ELEMENTS - 1);
@@ -407,14 +407,22 @@ describe('a page built to make conversion slow', () => {
     expect(markdown.result.output).toBe(REALISTIC_MARKDOWN);
     const text = await fetch({ url: `${base}/realistic`, format: 'text' });
     expect(text.result.output).toBe(REALISTIC_TEXT);
-    expect(markdown.result.metadata).toMatchObject({ truncated: false });
+    expect(markdown.result.metadata.truncatedAtElements).toBeUndefined();
   });
 });
 
 describe('the conversion limits, at and past their edges', () => {
+  it("a cut page's markdown still goes through the pipeline's output cap (the note first, the whole text in a file)", async () => {
+    const res = await fetch({ url: `${base}/paragraphs?n=${MAX_HTML_ELEMENTS + 1}` });
+    expect(res.result.metadata).toMatchObject({ truncated: true, truncatedAtElements: MAX_HTML_ELEMENTS });
+    expect(res.result.metadata.outputPath).toEqual(expect.any(String));
+    expect(res.result.output.startsWith(MARKDOWN_CUT)).toBe(true);
+    expect(res.result.output.length).toBeLessThan(60 * 1024);
+  });
+
   it('MAX_HTML_ELEMENTS paragraphs: all converted, no note', async () => {
     const res = await fetchWhole({ url: `${base}/paragraphs?n=${MAX_HTML_ELEMENTS}` });
-    expect(res.result.metadata).toMatchObject({ truncated: false });
+    expect(res.result.metadata.truncatedAtElements).toBeUndefined();
     expect(res.result.output).not.toContain('(The page has more than');
     expect(res.result.output.endsWith(`\n\n${MAX_HTML_ELEMENTS}`)).toBe(true);
   });
@@ -422,7 +430,7 @@ describe('the conversion limits, at and past their edges', () => {
   it('one paragraph more: cut before it, and the output says so first', async () => {
     const res = await fetchWhole({ url: `${base}/paragraphs?n=${MAX_HTML_ELEMENTS + 1}` });
     expect(res.success).toBe(true);
-    expect(res.result.metadata).toMatchObject({ truncated: true });
+    expect(res.result.metadata.truncatedAtElements).toBe(MAX_HTML_ELEMENTS);
     const output = res.result.output;
     expect(output).toMatch(
       /^\(The page has more than 50,000 elements; the rest was not converted\. Use format="text" \(it reads up to 200,000 elements\), or fetch a more specific URL\.\)\n\n1\n\n2\n/,
@@ -436,14 +444,14 @@ describe('the conversion limits, at and past their edges', () => {
 
   it('MAX_HTML_PARSE_ELEMENTS paragraphs as text: all converted, no note', async () => {
     const res = await fetchWhole({ url: `${base}/paragraphs?n=${MAX_HTML_PARSE_ELEMENTS}`, format: 'text' });
-    expect(res.result.metadata).toMatchObject({ truncated: false });
+    expect(res.result.metadata.truncatedAtElements).toBeUndefined();
     expect(res.result.output).not.toContain('(The page has more than');
     expect(res.result.output.endsWith(`\n\n${MAX_HTML_PARSE_ELEMENTS}`)).toBe(true);
   });
 
   it('one paragraph more, as text: cut before it, and the output says so first', async () => {
     const res = await fetchWhole({ url: `${base}/paragraphs?n=${MAX_HTML_PARSE_ELEMENTS + 1}`, format: 'text' });
-    expect(res.result.metadata).toMatchObject({ truncated: true });
+    expect(res.result.metadata.truncatedAtElements).toBe(MAX_HTML_PARSE_ELEMENTS);
     expect(res.result.output.startsWith(`${PARSE_CUT}, or use format="html" for the raw page.)\n\n1\n\n2\n`)).toBe(
       true,
     );

@@ -133,8 +133,12 @@ export interface WebfetchMetadata extends Tool.Metadata {
   bytes: number;
   format: Format;
   redirects: string[];
-  /** The page had more elements than MAX_HTML_ELEMENTS (markdown) or MAX_HTML_PARSE_ELEMENTS and was cut; the output says so. */
-  truncated: boolean;
+  /**
+   * Set when the page had more elements than MAX_HTML_ELEMENTS (markdown) or MAX_HTML_PARSE_ELEMENTS
+   * and was cut there (the output says so first). Not `truncated`: that key tells the pipeline the
+   * tool capped its output itself, and the pipeline's cap must still apply.
+   */
+  truncatedAtElements?: number;
 }
 
 export const WebfetchTool = Tool.define(
@@ -268,7 +272,6 @@ async function fetchAndConvert(
       bytes: body.length,
       format,
       redirects,
-      truncated: false,
     };
     progress.phase = `converting the page to ${format}`;
     return await convert(body, mime, type.charset, format, url, metadata, controller.signal);
@@ -545,7 +548,7 @@ async function convert(
         : 'Fetch a more specific URL, or use format="html" for the raw page.';
     return {
       title,
-      metadata: { ...metadata, truncated: true },
+      metadata: { ...metadata, truncatedAtElements: truncatedAt },
       // First, so that it survives the registry's cut of a long output.
       output: `(The page has more than ${truncatedAt.toLocaleString('en-US')} elements; the rest was not converted. ${way})\n\n${output}`,
     };
