@@ -38,6 +38,31 @@ const FLOODS: Record<string, string> = {
 const paragraphs = (count: number) => Array.from({ length: count }, (_, i) => `<p>${i + 1}</p>`).join('');
 /** `<font>` (removed by sanitising, its content kept) nested `depth` deep around a bold word. */
 const fonts = (depth: number) => `<p>${'<font>'.repeat(depth)}<b>bold</b> after`;
+/** `count` numbered strings from `f`, joined by `sep`. */
+const numbered = (count: number, f: (i: number) => string, sep = '') =>
+  Array.from({ length: count }, (_, i) => f(i + 1)).join(sep);
+/**
+ * An old-style page that never closes its <p>, <li>, <tr>/<td> or <dt>/<dd>: 250 of each, so the
+ * pre-pass's depth passes MAX_HTML_PARSE_DEPTH unless it applies the parser's implied closes.
+ */
+const UNCLOSED_PAGE = `<h1>FAQ</h1>${numbered(250, (i) => `<p>Answer ${i}`)}<ul>${numbered(250, (i) => `<li>Item ${i}`)}</ul><table>${numbered(250, (i) => `<tr><td>A${i}<td>B${i}`)}</table><dl>${numbered(250, (i) => `<dt>Term ${i}<dd>Def ${i}`)}</dl><p>End`;
+/** Its markdown and text as converted before the pre-pass existed (checked against commit d91f7d0). */
+const UNCLOSED_MARKDOWN = [
+  '# FAQ',
+  numbered(250, (i) => `Answer ${i}`, '\n\n'),
+  numbered(250, (i) => `-   Item ${i}`, '\n'),
+  numbered(250, (i) => `A${i}\n\nB${i}`, '\n\n'),
+  numbered(250, (i) => `Term ${i}\n\nDef ${i}`, '\n\n'),
+  'End',
+].join('\n\n');
+const UNCLOSED_TEXT = [
+  'FAQ',
+  numbered(250, (i) => `Answer ${i}`, '\n\n'),
+  numbered(250, (i) => `Item ${i}`, '\n\n'),
+  numbered(250, (i) => `A${i}B${i}`, '\n\n'),
+  numbered(250, (i) => `Term ${i}\n\nDef ${i}`, '\n\n'),
+  'End',
+].join('\n\n');
 
 /** A documentation page written the way real pages are: unclosed <p>, <li>, <dt>/<dd>, <tr>/<td> and <option>, a comment and a script holding tags, quoted '>' in attributes, inline <svg> with '/>'. */
 const REALISTIC_PAGE = `<!DOCTYPE html>
@@ -255,6 +280,9 @@ beforeAll(async () => {
       case '/fonts':
         res.writeHead(200, { 'Content-Type': 'text/html' }).end(fonts(Number(u.searchParams.get('depth'))));
         return;
+      case '/unclosed-old-style':
+        res.writeHead(200, { 'Content-Type': 'text/html' }).end(UNCLOSED_PAGE);
+        return;
       case '/realistic':
         res.writeHead(200, { 'Content-Type': 'text/html' }).end(REALISTIC_PAGE);
         return;
@@ -408,6 +436,13 @@ describe('a page built to make conversion slow', () => {
     const text = await fetch({ url: `${base}/realistic`, format: 'text' });
     expect(text.result.output).toBe(REALISTIC_TEXT);
     expect(markdown.result.metadata.truncatedAtElements).toBeUndefined();
+  });
+
+  it('250 each of unclosed <p>, <li>, <tr>/<td> and <dt>/<dd> (past MAX_HTML_PARSE_DEPTH if not closed) convert exactly as before', async () => {
+    const markdown = await fetchWhole({ url: `${base}/unclosed-old-style` });
+    expect(markdown.result.output).toBe(UNCLOSED_MARKDOWN);
+    const text = await fetchWhole({ url: `${base}/unclosed-old-style`, format: 'text' });
+    expect(text.result.output).toBe(UNCLOSED_TEXT);
   });
 });
 
