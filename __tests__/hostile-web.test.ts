@@ -1,8 +1,9 @@
 /**
  * A hostile web server on loopback, one route per attack (slow drip, endless body, gzip bomb,
  * redirect loop, redirects to private addresses, lying content type, invalid UTF-8, pathological
- * nesting), fetched through registry.execute as a model's call would be: each ends in a clear,
- * bounded error or result. Only 127.0.0.1 is reachable (ssrfPolicy allow 127.0.0.1/32), and every
+ * nesting, 1 MB pages built to make HTML conversion slow, the conversion limits at their edges),
+ * fetched through registry.execute as a model's call would be: each ends in a clear, bounded error
+ * or result; ordinary pages convert exactly as before the conversion bounds. Only 127.0.0.1 is reachable (ssrfPolicy allow 127.0.0.1/32), and every
  * socket the suite opens is checked to go there.
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
