@@ -12,6 +12,7 @@ import {
   MEMORY_READ_ONLY_TOOLS,
   MEMORY_TOOLS,
 } from '../src/tools/memory-store.js';
+import { DEFAULT_MAX_BYTES } from '../src/constants.js';
 import { tempDir } from './helpers.js';
 import { callTool } from './tool-call.js';
 
@@ -204,6 +205,20 @@ describe('memory size caps', () => {
     expect(await note('big.md')).toBe(full);
     const tooBig = await callTool(tools, 'memory_write', { path: 'b2.md', content: full + 'z' });
     expect(tooBig.content).toMatch(/^This write would make b2\.md 262145 bytes, above the 262144-byte limit/);
+  });
+
+  it("memory_read of a note past the registry's output cap is cut by the cap, the whole note saved", async () => {
+    const tools = await memoryTools();
+    const lines = Array.from({ length: 4000 }, (_, i) => `line ${i} ${'x'.repeat(40)}`).join('\n');
+    expect(Buffer.byteLength(lines)).toBeLessThan(MAX_MEMORY_FILE_BYTES);
+    expect(Buffer.byteLength(lines)).toBeGreaterThan(DEFAULT_MAX_BYTES);
+    await callTool(tools, 'memory_write', { path: 'long.md', content: lines });
+    const read = await callTool(tools, 'memory_read', { path: 'long.md' });
+    expect(read.status).toBe('success');
+    expect(Buffer.byteLength(String(read.content))).toBeLessThan(DEFAULT_MAX_BYTES + 1024);
+    expect(String(read.content)).toContain('output truncated');
+    expect(read.result.metadata.truncated).toBe(true);
+    expect(await readFile(read.result.metadata.outputPath as string, 'utf8')).toBe(lines);
   });
 });
 

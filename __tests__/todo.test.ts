@@ -2,6 +2,9 @@ import { describe, it, expect } from '@jest/globals';
 import { TodoWriteTool, TodoReadTool } from '../src/tools/todo.js';
 import { TodoStore, MAX_TODOS, MAX_TODO_CONTENT_CHARS, type TodoItem } from '../src/tools/todo-store.js';
 import { makeCtx } from './helpers.js';
+import { createRegistry, registerBuiltinTools } from '../src/index.js';
+import { DEFAULT_MAX_BYTES } from '../src/constants.js';
+import { callTool } from './tool-call.js';
 
 async function tools(initCtx: Record<string, unknown> = { todoStore: new TodoStore() }) {
   const write = await TodoWriteTool.init(initCtx);
@@ -42,7 +45,7 @@ describe('todowrite / todoread', () => {
       { id: '4', content: 'Step 4', status: 'cancelled', priority: 'medium' },
     ]);
     expect(res.metadata.counts).toEqual({ pending: 1, in_progress: 1, completed: 1, cancelled: 1 });
-    expect(res.metadata.truncated).toBe(false);
+    expect(res.metadata).not.toHaveProperty('truncated'); // the registry's output cap applies
     expect(res.output.split('\n')).toEqual([
       '2 open todos (1 in progress, 1 pending), 1 completed, 1 cancelled',
       '[x] Step 1 (id 1, high)',
@@ -139,5 +142,22 @@ describe('todowrite / todoread', () => {
   it('refuses a call without a session id', async () => {
     const write = await TodoWriteTool.init({ todoStore: new TodoStore() });
     await expect(write.execute({ todos: [] }, makeCtx({ sessionID: '' }))).rejects.toThrow(/no sessionID/);
+  });
+});
+
+describe('todo output through the registry', () => {
+  it(`a full list (${MAX_TODOS} items of ${MAX_TODO_CONTENT_CHARS} characters) is cut by the registry's output cap`, async () => {
+    const registry = registerBuiltinTools(createRegistry(), ['todowrite', 'todoread']);
+    const tools = await registry.tools({ ids: ['todowrite', 'todoread'] });
+    const todos = Array.from({ length: MAX_TODOS }, (_, i) => ({
+      id: String(i),
+      content: `${i} ${'y'.repeat(MAX_TODO_CONTENT_CHARS - String(i).length - 1)}`,
+      status: 'pending',
+    }));
+    const written = await callTool(tools, 'todowrite', { todos });
+    expect(written.status).toBe('success');
+    expect(Buffer.byteLength(String(written.content))).toBeLessThan(DEFAULT_MAX_BYTES + 1024);
+    expect(written.result.metadata.truncated).toBe(true);
+    expect((written.result.metadata.todos as unknown[]).length).toBe(MAX_TODOS);
   });
 });

@@ -128,7 +128,9 @@ export const MemoryReadTool = Tool.define(
         return {
           title: shown,
           output: text.length ? text : `(${shown} is empty)`,
-          metadata: { path: shown, size, summary: parseSummary(text), truncated: false },
+          // No `truncated` key: a note may be MAX_MEMORY_FILE_BYTES, past the registry's output cap,
+          // which then cuts it and saves the whole note (a key, even false, would switch that off).
+          metadata: { path: shown, size, summary: parseSummary(text) },
         };
       },
     };

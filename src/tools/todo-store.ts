@@ -40,7 +40,6 @@ export interface TodoMetadata extends Tool.Metadata {
   /** Items not completed or cancelled. */
   open: number;
   counts: Record<TodoItem['status'], number>;
-  truncated: false;
 }
 
 /** Todo lists keyed by session id, bounded in lists and items. */

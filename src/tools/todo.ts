@@ -143,5 +143,7 @@ function render(todos: TodoItem[]): Tool.Result<TodoMetadata> {
       `${MARK[t.status]} ${t.content} (id ${t.id}, ${t.priority}${t.status === 'in_progress' ? ', in progress' : ''})`,
   );
   const output = todos.length ? [summary, ...lines].join('\n') : 'No todos. Use todowrite to plan multi-step work.';
-  return { title, output, metadata: { todos, open, counts, truncated: false } };
+  // No `truncated` key: MAX_TODOS items of MAX_TODO_CONTENT_CHARS are past the registry's output
+  // cap, which then applies (a key, even false, would switch it off).
+  return { title, output, metadata: { todos, open, counts } };
 }
