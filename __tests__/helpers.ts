@@ -1,9 +1,10 @@
-/** Shared test helpers: real temp directories and a real Tool.Context. */
+/** Shared test helpers: real temp directories, a real Tool.Context, loopback HTTP servers. */
 import { mkdtemp, rm, realpath } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import diagnosticsChannel from 'node:diagnostics_channel';
-import type { Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import type http from 'node:http';
 import type { Tool } from '../src/tool.js';
 
 /** A fresh real temp directory (realpath'd); remove it with `cleanup()`. */
@@ -57,4 +58,16 @@ export async function until(check: () => boolean, what: string, limitMs = 10_000
     if (Date.now() - started > limitMs) throw new Error(`gave up waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 5));
   }
+}
+
+/** Starts `server` on a free loopback port; resolves to its base URL (`http://127.0.0.1:<port>`). */
+export async function listenLoopback(server: http.Server): Promise<string> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** Closes `server`, ending its open connections (keep-alive clients would hold it open). */
+export async function closeServer(server: http.Server): Promise<void> {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
 }

@@ -12,6 +12,7 @@ import { HTTP_MAX_RESPONSE_BYTES, HTTP_MAX_REQUEST_BYTES } from '../src/net/http
 import { MAX_REDIRECTS } from '../src/net/redirects.js';
 import { ResponseCache } from '../src/net/response-cache.js';
 import { callTool } from './tool-call.js';
+import { listenLoopback, closeServer } from './helpers.js';
 
 let server: http.Server;
 let base: string;
@@ -78,14 +79,10 @@ beforeAll(async () => {
       }
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  port = (server.address() as AddressInfo).port;
-  base = `http://127.0.0.1:${port}`;
+  base = await listenLoopback(server);
+  port = Number(new URL(base).port);
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
-});
+afterAll(() => closeServer(server));
 
 async function toolsWith(initCtx: Tool.InitContext = { allowPrivateNetwork: true }) {
   const registry = registerBuiltinTools(createRegistry(), ['http_request']);

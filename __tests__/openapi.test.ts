@@ -8,10 +8,10 @@ import http from 'node:http';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { AddressInfo } from 'node:net';
 import { createRegistry } from '../src/index.js';
 import { importOpenApi, registerOpenApiTools } from '../src/rest/index.js';
 import { callTool } from './tool-call.js';
+import { listenLoopback, closeServer } from './helpers.js';
 
 export const PETSTORE = path.join(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -79,13 +79,9 @@ function petstore(): http.Server {
 
 beforeAll(async () => {
   server = petstore();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = await listenLoopback(server);
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
-});
+afterAll(() => closeServer(server));
 
 const local = { ssrfPolicy: { allowPrivateNetwork: true } };
 

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { createRegistry, type ToolUpdate } from '../src/index.js';
 import { registerRestTools, type RestToolConfig } from '../src/rest/index.js';
 import { callTool } from './tool-call.js';
+import { listenLoopback, closeServer } from './helpers.js';
 
 const ENV = { PET_TOKEN: 'tok-SECRET-9f8e', PET_KEY: 'key/SECRET+7d6c' };
 let server: http.Server;
@@ -56,13 +57,9 @@ beforeAll(async () => {
       return json(404, { error: 'unknown route' });
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = await listenLoopback(server);
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
-});
+afterAll(() => closeServer(server));
 
 const local = { ssrfPolicy: { allowPrivateNetwork: true } };
 
