@@ -1,5 +1,5 @@
 import { describe, it, expect } from '@jest/globals';
-import { classifyCommand, MAX_NESTING_DEPTH, type DangerLevel } from '../src/tools/bash-danger.js';
+import { classifyCommand, MAX_NESTING_DEPTH, type DangerLevel } from '../src/tools/bash/danger.js';
 
 const level = async (cmd: string): Promise<DangerLevel> => (await classifyCommand(cmd)).level;
 

@@ -8,7 +8,7 @@ import {
   MAX_OUTPUT_CHARS,
   MAX_TIMEOUT_MS,
   countNewlineBytes,
-} from '../src/tools/bash.js';
+} from '../src/tools/bash/bash.js';
 import { tempDir, makeCtx } from './helpers.js';
 import { createRegistry, registerBuiltinTools } from '../src/index.js';
 

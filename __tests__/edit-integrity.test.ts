@@ -6,8 +6,8 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { promises as fsp, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { EditTool, MAX_EDIT_FILE_BYTES } from '../src/tools/edit.js';
-import { ReadTool } from '../src/tools/read.js';
+import { EditTool, MAX_EDIT_FILE_BYTES } from '../src/tools/files/edit.js';
+import { ReadTool } from '../src/tools/files/read.js';
 import { tempDir, makeCtx } from './helpers.js';
 
 let base: { dir: string; cleanup: () => Promise<void> };

@@ -2,11 +2,11 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tempDir, makeCtx } from './helpers.js';
-import { EditTool, MAX_LISTED_MATCHES } from '../src/tools/edit.js';
-import { ReadTool } from '../src/tools/read.js';
-import { findMatches } from '../src/tools/edit-match.js';
+import { EditTool, MAX_LISTED_MATCHES } from '../src/tools/files/edit.js';
+import { ReadTool } from '../src/tools/files/read.js';
+import { findMatches } from '../src/tools/files/edit-match.js';
 import { createRegistry, parseArguments, registerBuiltinTools } from '../src/index.js';
-import { exactByteEdit, BYTE_EDIT_MAX_WINDOW } from '../src/tools/edit-bytes.js';
+import { exactByteEdit, BYTE_EDIT_MAX_WINDOW } from '../src/tools/files/edit-bytes.js';
 import { diffOfReplacements } from '../src/diff.js';
 import fc from 'fast-check';
 

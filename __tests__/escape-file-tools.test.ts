@@ -5,9 +5,9 @@ import path from 'node:path';
 import { tempDir, makeCtx } from './helpers.js';
 import { setupAttackPaths, type AttackFixture } from './attack-paths.js';
 import { Workspace } from '../src/workspace.js';
-import { ReadTool } from '../src/tools/read.js';
-import { WriteTool } from '../src/tools/write.js';
-import { EditTool } from '../src/tools/edit.js';
+import { ReadTool } from '../src/tools/files/read.js';
+import { WriteTool } from '../src/tools/files/write.js';
+import { EditTool } from '../src/tools/files/edit.js';
 import { createRegistry, registerBuiltinTools } from '../src/index.js';
 
 let base: string;

@@ -7,9 +7,9 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { setupAttackPaths, type AttackFixture } from './attack-paths.js';
-import { ListTool } from '../src/tools/list.js';
-import { GlobTool } from '../src/tools/glob.js';
-import { GrepTool } from '../src/tools/grep.js';
+import { ListTool } from '../src/tools/files/list.js';
+import { GlobTool } from '../src/tools/files/glob.js';
+import { GrepTool } from '../src/tools/grep/grep.js';
 import { findExecutable } from '../src/files.js';
 import { tempDir, makeCtx } from './helpers.js';
 

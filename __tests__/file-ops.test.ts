@@ -5,8 +5,8 @@ import { createAgent } from 'langchain';
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { fakeModel } from '@langchain/core/testing';
 import { createRegistry, registerBuiltinTools, type ToolUpdate } from '../src/index.js';
-import { MAX_DELETE_ENTRIES } from '../src/tools/delete.js';
-import { timeIn } from '../src/tools/current-time.js';
+import { MAX_DELETE_ENTRIES } from '../src/tools/files/delete.js';
+import { timeIn } from '../src/tools/time/current-time.js';
 import { tempDir } from './helpers.js';
 import { callTool } from './tool-call.js';
 

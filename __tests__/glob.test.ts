@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { mkdir, writeFile, utimes, symlink, chmod, readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { GlobTool, MAX_GLOB_RESULTS, splitPattern } from '../src/tools/glob.js';
+import { GlobTool, MAX_GLOB_RESULTS, splitPattern } from '../src/tools/files/glob.js';
 import { tempDir, makeCtx } from './helpers.js';
 
 let dir: string;

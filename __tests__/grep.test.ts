@@ -1,14 +1,14 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { mkdir, writeFile, utimes, symlink, chmod, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { GrepTool, MAX_MATCHES } from '../src/tools/grep.js';
-import { MAX_LINE_LENGTH, GREP_LINE_CUT_MARKER } from '../src/tools/grep-results.js';
+import { GrepTool, MAX_MATCHES } from '../src/tools/grep/grep.js';
+import { MAX_LINE_LENGTH, GREP_LINE_CUT_MARKER } from '../src/tools/grep/results.js';
 import { findExecutable } from '../src/files.js';
-import { compilePattern } from '../src/tools/grep-pattern.js';
-import { AUTOMATON_LONG_LINE_BYTES } from '../src/tools/grep-long-line.js';
+import { compilePattern } from '../src/tools/grep/pattern.js';
+import { AUTOMATON_LONG_LINE_BYTES } from '../src/tools/grep/long-line.js';
 import { tempDir, makeCtx } from './helpers.js';
 import { createRegistry } from '../src/registry.js';
-import { ReadTool } from '../src/tools/read.js';
+import { ReadTool } from '../src/tools/files/read.js';
 import { callTool } from './tool-call.js';
 
 const RG = await findExecutable('rg');

@@ -8,10 +8,10 @@ import { mkdir, symlink, writeFile, readFile } from 'node:fs/promises';
 import { openSync, closeSync, constants as fsConstants } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { ListTool } from '../src/tools/list.js';
-import { GlobTool } from '../src/tools/glob.js';
-import { GrepTool } from '../src/tools/grep.js';
-import { MAX_IGNORE_FILE_BYTES } from '../src/tools/search-common.js';
+import { ListTool } from '../src/tools/files/list.js';
+import { GlobTool } from '../src/tools/files/glob.js';
+import { GrepTool } from '../src/tools/grep/grep.js';
+import { MAX_IGNORE_FILE_BYTES } from '../src/tools/files/search-common.js';
 import { tempDir, makeCtx } from './helpers.js';
 
 let base: { dir: string; cleanup: () => Promise<void> };

@@ -57,7 +57,7 @@ describe('import cost', () => {
       ours.filter(
         (m) =>
           m.startsWith('tools/') &&
-          !/^tools\/(index|bash-danger.*|bash-parser|bash-unwrap|bash-words|memory-store|todo-store|web-search-config)\.js$/.test(
+          !/^tools\/(index|bash\/(danger.*|parser|unwrap|words)|memory\/store|todo\/store|web\/web-search-config)\.js$/.test(
             m,
           ),
       ),
@@ -69,14 +69,14 @@ describe('import cost', () => {
       const { createRegistry, registerBuiltinTools } = await import(${INDEX});
       const registry = registerBuiltinTools(createRegistry(), ['read']);
       await registry.tools({ ids: ['read'] });`);
-    expect(used.ours).toContain('tools/read.js');
-    expect(used.ours).not.toContain('tools/webfetch.js');
+    expect(used.ours).toContain('tools/files/read.js');
+    expect(used.ours).not.toContain('tools/web/webfetch.js');
   }, 60_000);
 
   it('glob and diff load what they need on first use; HTML conversion loads sanitize-html and turndown only in its worker', async () => {
     const loaded = await loadedAfter(`
       const { builtinTools } = await import(${INDEX});
-      const { htmlToMarkdown } = await import(${JSON.stringify(path.join(ROOT, 'dist', 'tools', 'webfetch.js'))});
+      const { htmlToMarkdown } = await import(${JSON.stringify(path.join(ROOT, 'dist', 'tools', 'web', 'webfetch.js'))});
       const { unifiedDiff } = await import(${JSON.stringify(path.join(ROOT, 'dist', 'diff.js'))});
       const md = await htmlToMarkdown('<p>hi</p>', new URL('https://example.test/'));
       if (md.trim() !== 'hi') throw new Error('conversion failed: ' + md);

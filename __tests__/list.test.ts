@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { mkdir, writeFile, symlink } from 'node:fs/promises';
 import path from 'node:path';
-import { ListTool, LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from '../src/tools/list.js';
+import { ListTool, LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from '../src/tools/files/list.js';
 import { tempDir, makeCtx } from './helpers.js';
 
 let dir: string;

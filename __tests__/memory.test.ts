@@ -11,7 +11,7 @@ import {
   MAX_SUMMARY_CHARS,
   MEMORY_READ_ONLY_TOOLS,
   MEMORY_TOOLS,
-} from '../src/tools/memory-store.js';
+} from '../src/tools/memory/store.js';
 import { DEFAULT_MAX_BYTES } from '../src/constants.js';
 import { tempDir } from './helpers.js';
 import { callTool } from './tool-call.js';

@@ -12,14 +12,14 @@ import {
   MAX_OUTPUT_BYTES,
   BINARY_SNIFF_BYTES,
   MAX_ATTACHMENT_BYTES,
-} from '../src/tools/read.js';
+} from '../src/tools/files/read.js';
 import {
   TAIL_BLOCK_BYTES,
   TAIL_COUNT_MAX_BYTES,
   LINE_COUNT_SETTLE_MS,
   LINE_COUNT_CACHE_ENTRIES,
   LineCounts,
-} from '../src/tools/read-tail.js';
+} from '../src/tools/files/read-tail.js';
 import type { BigIntStats } from 'node:fs';
 import { readTracker } from '../src/workspace.js';
 import { createRegistry } from '../src/registry.js';

@@ -6,7 +6,7 @@ import { createAgent } from 'langchain';
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { fakeModel } from '@langchain/core/testing';
 import { Tool, createRegistry, registerBuiltinTools, type ToolUpdate } from '../src/index.js';
-import { LLM_ASSIST_REQUIRED } from '../src/tools/task.js';
+import { LLM_ASSIST_REQUIRED } from '../src/tools/task/task.js';
 import { tempDir, makeCtx, until } from './helpers.js';
 
 let dir: string;

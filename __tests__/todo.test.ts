@@ -1,6 +1,6 @@
 import { describe, it, expect } from '@jest/globals';
-import { TodoWriteTool, TodoReadTool } from '../src/tools/todo.js';
-import { TodoStore, MAX_TODOS, MAX_TODO_CONTENT_CHARS, type TodoItem } from '../src/tools/todo-store.js';
+import { TodoWriteTool, TodoReadTool } from '../src/tools/todo/todo.js';
+import { TodoStore, MAX_TODOS, MAX_TODO_CONTENT_CHARS, type TodoItem } from '../src/tools/todo/store.js';
 import { makeCtx } from './helpers.js';
 import { createRegistry, registerBuiltinTools } from '../src/index.js';
 import { DEFAULT_MAX_BYTES } from '../src/constants.js';

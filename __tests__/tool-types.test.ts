@@ -77,7 +77,7 @@ describe('Tool.define typing', () => {
     expect(builtinTools.map((t) => about(t.info))).toEqual(declared.map(about));
     // Every Tool.define with a declared id in src/tools/ is in the list (a new tool file cannot be forgotten).
     const dir = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'src', 'tools');
-    const ids = readdirSync(dir)
+    const ids = readdirSync(dir, { recursive: true, encoding: 'utf8' })
       .filter((f) => f.endsWith('.ts'))
       .flatMap((f) => [
         ...readFileSync(path.join(dir, f), 'utf8').matchAll(/Tool\.define(?:<[^>]*>)?\(\s*\{\s*id: '([a-z_]+)'/g),

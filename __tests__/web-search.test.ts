@@ -17,7 +17,7 @@ import {
   WEB_SEARCH_MAX_RESPONSE_BYTES,
   webSearchConfigFromEnv,
   type WebSearchConfig,
-} from '../src/tools/web-search-config.js';
+} from '../src/tools/web/web-search-config.js';
 import { unregisteredBuiltins } from '../src/tools/index.js';
 import { callTool } from './tool-call.js';
 

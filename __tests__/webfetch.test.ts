@@ -8,7 +8,7 @@ import {
   MAX_RESPONSE_BYTES,
   MAX_TIMEOUT_SECONDS,
   DEFAULT_TIMEOUT_SECONDS,
-} from '../src/tools/webfetch.js';
+} from '../src/tools/web/webfetch.js';
 import { MAX_REDIRECTS } from '../src/net/redirects.js';
 import { makeCtx, recordClientConnections } from './helpers.js';
 

@@ -2,8 +2,8 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { readFile, writeFile, stat, chmod, readdir, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { tempDir, makeCtx } from './helpers.js';
-import { WriteTool, MAX_WRITE_BYTES } from '../src/tools/write.js';
-import { ReadTool } from '../src/tools/read.js';
+import { WriteTool, MAX_WRITE_BYTES } from '../src/tools/files/write.js';
+import { ReadTool } from '../src/tools/files/read.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;

@@ -9,7 +9,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm, realpath } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { BashTool } from '../dist/tools/bash.js';
+import { BashTool } from '../dist/tools/bash/bash.js';
 
 const SHORT_RUNS = Number(process.env.BENCH_RUNS ?? 40);
 const FLOOD_BYTES = Number(process.env.BENCH_FLOOD_BYTES ?? 200 * 1024 * 1024);

@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EditTool } from '../dist/tools/edit.js';
+import { EditTool } from '../dist/tools/files/edit.js';
 import { readTracker } from '../dist/workspace.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fg from 'fast-glob';
-import { GlobTool } from '../dist/tools/glob.js';
+import { GlobTool } from '../dist/tools/files/glob.js';
 import { benchCtx, compare } from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -5,7 +5,7 @@ import { existsSync, statSync, createWriteStream, mkdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ReadTool } from '../dist/tools/read.js';
+import { ReadTool } from '../dist/tools/files/read.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const outDir = path.join(here, 'out');

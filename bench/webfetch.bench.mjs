@@ -4,7 +4,7 @@
 import http from 'node:http';
 import zlib from 'node:zlib';
 import TurndownService from 'turndown';
-import { WebfetchTool } from '../dist/tools/webfetch.js';
+import { WebfetchTool } from '../dist/tools/web/webfetch.js';
 
 const TARGET = 1.5; // ours may spend up to 1.5x the bare baseline (it sanitises and guards every hop)
 const ROUNDS = Number(process.env.ROUNDS ?? 40);

@@ -23,7 +23,7 @@ export {
 } from './mcp/lazy.js';
 export { DEFAULT_MCP_MAX_TOTAL_TIMEOUT_MS } from './mcp/import.js';
 export { MCP_LIVENESS_INTERVAL_MS, MCP_LIVENESS_PING_MS, MCP_RECONNECT_DEFAULTS } from './mcp/connection.js';
-export { MAX_NESTING_DEPTH } from './tools/bash-danger.js';
+export { MAX_NESTING_DEPTH } from './tools/bash/danger.js';
 export {
   DEFAULT_TIMEOUT_MS as BASH_DEFAULT_TIMEOUT_MS,
   MAX_TIMEOUT_MS as BASH_MAX_TIMEOUT_MS,
@@ -33,14 +33,18 @@ export {
   PIPE_QUIET_MS,
   PIPE_GRACE_MAX_MS,
   NON_INTERACTIVE_ENV,
-} from './tools/bash.js';
-export { ANCHORED_AMBIGUITY_MARGIN, ANCHORED_MAX_CANDIDATES, ANCHORED_MIN_SIMILARITY } from './tools/edit-match.js';
-export { DIFF_CONTEXT_LINES, MAX_LISTED_MATCHES, MAX_CANDIDATE_LINES } from './tools/edit.js';
-export { MAX_GLOB_RESULTS } from './tools/glob.js';
+} from './tools/bash/bash.js';
+export {
+  ANCHORED_AMBIGUITY_MARGIN,
+  ANCHORED_MAX_CANDIDATES,
+  ANCHORED_MIN_SIMILARITY,
+} from './tools/files/edit-match.js';
+export { DIFF_CONTEXT_LINES, MAX_LISTED_MATCHES, MAX_CANDIDATE_LINES } from './tools/files/edit.js';
+export { MAX_GLOB_RESULTS } from './tools/files/glob.js';
 export { PROGRESS_INTERVAL_MS } from './progress.js';
-export { MAX_MATCHES, MAX_CONTEXT_LINES } from './tools/grep.js';
-export { MAX_LINE_LENGTH as GREP_MAX_LINE_LENGTH, GREP_LINE_CUT_MARKER } from './tools/grep-results.js';
-export { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, LIST_DEFAULT_IGNORES } from './tools/list.js';
+export { MAX_MATCHES, MAX_CONTEXT_LINES } from './tools/grep/grep.js';
+export { MAX_LINE_LENGTH as GREP_MAX_LINE_LENGTH, GREP_LINE_CUT_MARKER } from './tools/grep/results.js';
+export { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, LIST_DEFAULT_IGNORES } from './tools/files/list.js';
 export {
   MEMORY_TOOLS,
   MEMORY_READ_ONLY_TOOLS,
@@ -49,7 +53,7 @@ export {
   MAX_MEMORY_LIST_ENTRIES,
   MAX_SUMMARY_CHARS,
   SUMMARY_SCAN_CHARS,
-} from './tools/memory-store.js';
+} from './tools/memory/store.js';
 export {
   DEFAULT_READ_LIMIT,
   MAX_LINE_LENGTH as READ_MAX_LINE_LENGTH,
@@ -61,9 +65,9 @@ export {
   ATTACHMENT_TYPES,
   MAX_ATTACHMENT_BYTES,
   MAX_SUGGESTIONS,
-} from './tools/read.js';
-export { LLM_ASSIST_REQUIRED, SUBAGENT_RECURSION_LIMIT, MAX_TASK_OUTPUT_CHARS } from './tools/task.js';
-export { MAX_TODOS, MAX_TODO_CONTENT_CHARS, MAX_TODO_SESSIONS } from './tools/todo-store.js';
+} from './tools/files/read.js';
+export { LLM_ASSIST_REQUIRED, SUBAGENT_RECURSION_LIMIT, MAX_TASK_OUTPUT_CHARS } from './tools/task/task.js';
+export { MAX_TODOS, MAX_TODO_CONTENT_CHARS, MAX_TODO_SESSIONS } from './tools/todo/store.js';
 export {
   MAX_RESPONSE_BYTES,
   DEFAULT_TIMEOUT_SECONDS as WEBFETCH_DEFAULT_TIMEOUT_SECONDS,
@@ -74,7 +78,7 @@ export {
   IMAGE_TYPES,
   TEXT_TYPES,
   DROPPED_ELEMENTS,
-} from './tools/webfetch.js';
+} from './tools/web/webfetch.js';
 export {
   HTTP_MAX_RESPONSE_BYTES,
   HTTP_MAX_REQUEST_BYTES,
@@ -84,17 +88,17 @@ export {
 } from './net/http.js';
 export { MAX_REDIRECTS, HTTP_CROSS_ORIGIN_HEADERS } from './net/redirects.js';
 export { HTTP_CACHE_MAX_ENTRIES, HTTP_CACHE_MAX_BODY_BYTES } from './net/response-cache.js';
-export { HTTP_METHODS, HTTP_FORBIDDEN_HEADERS, HTTP_MAX_PAIRS } from './tools/http-request.js';
+export { HTTP_METHODS, HTTP_FORBIDDEN_HEADERS, HTTP_MAX_PAIRS } from './tools/web/http-request.js';
 export { REST_NAME_PREFIX, REST_DEFAULT_CONCURRENCY } from './rest/tools.js';
 export { OPENAPI_MAX_DESCRIPTION_CHARS, OPENAPI_MAX_SCHEMA_DEPTH } from './rest/openapi.js';
-export { MAX_WRITE_BYTES } from './tools/write.js';
-export { MAX_DELETE_ENTRIES, DELETE_PROGRESS_EVERY } from './tools/delete.js';
-export { MAX_LINE_COUNT_BYTES } from './tools/file-info.js';
+export { MAX_WRITE_BYTES } from './tools/files/write.js';
+export { MAX_DELETE_ENTRIES, DELETE_PROGRESS_EVERY } from './tools/files/delete.js';
+export { MAX_LINE_COUNT_BYTES } from './tools/files/file-info.js';
 export { DEFAULT_POLICY, SECRET_FILE_PATTERNS } from './policy/defaults.js';
 export { POLICY_FILE_NAME } from './policy/policy.js';
 export { ALL_PERMISSIONS } from './permissions.js';
 export { MAX_REF_DEPTH } from './schema/portable.js';
-export { MAX_IGNORE_FILE_BYTES, MAX_BRACE_EXPANSIONS } from './tools/search-common.js';
+export { MAX_IGNORE_FILE_BYTES, MAX_BRACE_EXPANSIONS } from './tools/files/search-common.js';
 export {
   MAX_CONVERT_MS,
   MAX_HTML_DEPTH,
@@ -102,21 +106,21 @@ export {
   MAX_HTML_ELEMENTS,
   MAX_HTML_PARSE_ELEMENTS,
   MAX_CONVERT_WORKERS,
-} from './tools/html-convert.js';
+} from './tools/web/html-convert.js';
 export { DEFAULT_LOOP_THRESHOLD, MAX_GUARDED_SESSIONS } from './policy/loop-guard.js';
 export { MAX_PENDING_GRANTS } from './policy/approvals.js';
-export { LIST_PROGRESS_EVERY as MEMORY_LIST_PROGRESS_EVERY } from './tools/memory.js';
-export { MAX_EDIT_FILE_BYTES } from './tools/edit.js';
-export { MAX_RUNNING_JOBS, MAX_JOB_RECORDS, MAX_JOB_UNREAD_CHARS, MAX_JOB_LOG_BYTES } from './tools/bash-jobs.js';
-export { AUTOMATON_BLOCK_BYTES } from './tools/grep-js.js';
-export { AUTOMATON_LONG_LINE_BYTES, MAX_LONG_LINE_WORKERS } from './tools/grep-long-line.js';
+export { LIST_PROGRESS_EVERY as MEMORY_LIST_PROGRESS_EVERY } from './tools/memory/memory.js';
+export { MAX_EDIT_FILE_BYTES } from './tools/files/edit.js';
+export { MAX_RUNNING_JOBS, MAX_JOB_RECORDS, MAX_JOB_UNREAD_CHARS, MAX_JOB_LOG_BYTES } from './tools/bash/jobs.js';
+export { AUTOMATON_BLOCK_BYTES } from './tools/grep/js.js';
+export { AUTOMATON_LONG_LINE_BYTES, MAX_LONG_LINE_WORKERS } from './tools/grep/long-line.js';
 export {
   TAIL_BLOCK_BYTES,
   TAIL_COUNT_MAX_BYTES,
   LINE_COUNT_CACHE_ENTRIES,
   LINE_COUNT_SETTLE_MS,
   READ_SLICE_BYTES,
-} from './tools/read-tail.js';
+} from './tools/files/read-tail.js';
 export { MAX_UNDO_RECORDS, MAX_UNDO_BYTES } from './undo-log.js';
 export { MAX_PENDING_CALLS, DEFAULT_PENDING_EXPIRY_MS, MAX_PENDING_EXPIRY_MS } from './pending.js';
 export {
@@ -129,4 +133,4 @@ export {
   WEB_SEARCH_TIMEOUT_MS,
   WEB_SEARCH_DEFAULT_BASE_URLS,
   WEB_SEARCH_SETUP,
-} from './tools/web-search-config.js';
+} from './tools/web/web-search-config.js';

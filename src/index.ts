@@ -46,11 +46,11 @@ export {
   type WebSearchBackend,
   type WebSearchResult,
   type WebSearchMetadata,
-} from './tools/web-search-config.js';
+} from './tools/web/web-search-config.js';
 export { Workspace, PathOutsideWorkspaceError } from './workspace.js';
 export { Tenant } from './tenant.js';
 export { ReadTracker } from './read-tracker.js';
-export { TodoStore, todoStoreOf, type TodoItem } from './tools/todo-store.js';
+export { TodoStore, todoStoreOf, type TodoItem } from './tools/todo/store.js';
 export {
   serveMcp,
   createMcpServer,
@@ -109,5 +109,5 @@ export {
   type CheckEnvironment,
   type PolicyOptions,
 } from './policy/index.js';
-export { classifyCommand, type DangerLevel, type CommandClassification } from './tools/bash-danger.js';
+export { classifyCommand, type DangerLevel, type CommandClassification } from './tools/bash/danger.js';
 export { type BatchCall } from './batch.js';

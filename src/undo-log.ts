@@ -2,7 +2,7 @@
  * The undo history of one tenant: what each write, edit, move and delete changed (the entry before,
  * a fingerprint of it after), per call and per model turn, bounded in records and bytes; and the
  * restore that puts changes back only when the files are still exactly as those changes left them.
- * Holds no tool definitions (src/tools/undo.ts) and no sandbox rules (callers resolve paths first).
+ * Holds no tool definitions (src/tools/files/undo.ts) and no sandbox rules (callers resolve paths first).
  */
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';

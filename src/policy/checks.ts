@@ -8,11 +8,11 @@ import path from 'node:path';
 import os from 'node:os';
 import { realpathAllowingMissing } from '../workspace.js';
 import type { ToolPermission } from '../permissions.js';
-import { shellCommands, commandLevel } from '../tools/bash-danger.js';
-import { isTransparentWrapper } from '../tools/bash-unwrap.js';
-import type { ShellCommand } from '../tools/bash-parser.js';
+import { shellCommands, commandLevel } from '../tools/bash/danger.js';
+import { isTransparentWrapper } from '../tools/bash/unwrap.js';
+import type { ShellCommand } from '../tools/bash/parser.js';
 import type { DangerLevel, PolicyCheck, PolicySubject } from './types.js';
-import { RISKY_VARIABLES } from '../tools/bash-danger-tables.js';
+import { RISKY_VARIABLES } from '../tools/bash/danger-tables.js';
 import { fileArguments } from './bash-files.js';
 
 /** What the policy needs to know about the tool being called. */

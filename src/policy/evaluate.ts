@@ -5,7 +5,7 @@
  * overrides a deny. A check whose subject cannot be known matches no pattern and is at least asked.
  * Must not build checks (checks.ts) or ask the approver (policy.ts): it only judges what it is given.
  */
-import { atLeast } from '../tools/bash-danger.js';
+import { atLeast } from '../tools/bash/danger.js';
 import { matchPath, matchText } from './glob.js';
 import type { CheckDecision, PolicyAction, PolicyCheck, PolicyRule, PolicySubject } from './types.js';
 

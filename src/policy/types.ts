@@ -3,7 +3,7 @@
  * Must not hold behaviour: types and the POLICY_ACTIONS list only (judging is evaluate.ts').
  */
 import type { ToolPermission } from '../permissions.js';
-import type { DangerLevel } from '../tools/bash-danger.js';
+import type { DangerLevel } from '../tools/bash/danger.js';
 
 export type { DangerLevel };
 

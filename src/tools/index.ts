@@ -9,18 +9,18 @@ import type { Tool } from '../tool.js';
 import type { ToolPermission, ToolPermissions } from '../permissions.js';
 import type { ToolRegistryImpl } from '../registry.js';
 import { descriptionBeside } from '../description.js';
-import { webSearchUnregisteredReason } from './web-search-config.js';
+import { webSearchUnregisteredReason } from './web/web-search-config.js';
 // The tool files that declare typed init options on Tool.InitContext. Type-only re-exports keep
 // their declarations in the published .d.ts without loading the modules at run time.
 export type {} from '../net/ssrf.js';
-export type {} from './http-request.js';
-export type {} from './search-common.js';
-export type {} from './grep.js';
-export type {} from './list.js';
-export type {} from './todo-store.js';
-export type {} from './task.js';
-export type {} from './memory-store.js';
-export type {} from './web-search-config.js';
+export type {} from './web/http-request.js';
+export type {} from './files/search-common.js';
+export type {} from './grep/grep.js';
+export type {} from './files/list.js';
+export type {} from './todo/store.js';
+export type {} from './task/task.js';
+export type {} from './memory/store.js';
+export type {} from './web/web-search-config.js';
 
 /** A built-in tool as the registry receives it (what its own file declares). */
 export interface BuiltinTool {
@@ -36,111 +36,194 @@ interface Entry {
   id: string;
   required: ToolPermission[];
   danger: Tool.DangerLevel;
+  /** The family folder that holds the tool's module and its `.txt`. */
+  family: string;
   load: () => Promise<Tool.Info>;
 }
 
 /** Every built-in tool, in the order agents see them. */
 const ENTRIES: Entry[] = [
-  { id: 'read', required: ['read'], danger: 'safe', load: async () => (await import('./read.js')).ReadTool },
-  { id: 'write', required: ['write'], danger: 'moderate', load: async () => (await import('./write.js')).WriteTool },
-  { id: 'edit', required: ['write'], danger: 'moderate', load: async () => (await import('./edit.js')).EditTool },
-  { id: 'move', required: ['write'], danger: 'moderate', load: async () => (await import('./move.js')).MoveTool },
+  {
+    id: 'read',
+    required: ['read'],
+    danger: 'safe',
+    family: 'files',
+    load: async () => (await import('./files/read.js')).ReadTool,
+  },
+  {
+    id: 'write',
+    required: ['write'],
+    danger: 'moderate',
+    family: 'files',
+    load: async () => (await import('./files/write.js')).WriteTool,
+  },
+  {
+    id: 'edit',
+    required: ['write'],
+    danger: 'moderate',
+    family: 'files',
+    load: async () => (await import('./files/edit.js')).EditTool,
+  },
+  {
+    id: 'move',
+    required: ['write'],
+    danger: 'moderate',
+    family: 'files',
+    load: async () => (await import('./files/move.js')).MoveTool,
+  },
   {
     id: 'delete',
     required: ['write'],
     danger: 'dangerous',
-    load: async () => (await import('./delete.js')).DeleteTool,
+    family: 'files',
+    load: async () => (await import('./files/delete.js')).DeleteTool,
   },
   {
     id: 'undo_file',
     required: ['write'],
     danger: 'moderate',
-    load: async () => (await import('./undo.js')).UndoFileTool,
+    family: 'files',
+    load: async () => (await import('./files/undo.js')).UndoFileTool,
   },
   {
     id: 'undo_turn',
     required: ['write'],
     danger: 'moderate',
-    load: async () => (await import('./undo.js')).UndoTurnTool,
+    family: 'files',
+    load: async () => (await import('./files/undo.js')).UndoTurnTool,
   },
   {
     id: 'file_info',
     required: ['read'],
     danger: 'safe',
-    load: async () => (await import('./file-info.js')).FileInfoTool,
+    family: 'files',
+    load: async () => (await import('./files/file-info.js')).FileInfoTool,
   },
-  { id: 'list', required: ['read'], danger: 'safe', load: async () => (await import('./list.js')).ListTool },
-  { id: 'glob', required: ['read'], danger: 'safe', load: async () => (await import('./glob.js')).GlobTool },
-  { id: 'grep', required: ['read'], danger: 'safe', load: async () => (await import('./grep.js')).GrepTool },
-  { id: 'bash', required: ['execute'], danger: 'dangerous', load: async () => (await import('./bash.js')).BashTool },
+  {
+    id: 'list',
+    required: ['read'],
+    danger: 'safe',
+    family: 'files',
+    load: async () => (await import('./files/list.js')).ListTool,
+  },
+  {
+    id: 'glob',
+    required: ['read'],
+    danger: 'safe',
+    family: 'files',
+    load: async () => (await import('./files/glob.js')).GlobTool,
+  },
+  {
+    id: 'grep',
+    required: ['read'],
+    danger: 'safe',
+    family: 'grep',
+    load: async () => (await import('./grep/grep.js')).GrepTool,
+  },
+  {
+    id: 'bash',
+    required: ['execute'],
+    danger: 'dangerous',
+    family: 'bash',
+    load: async () => (await import('./bash/bash.js')).BashTool,
+  },
   {
     id: 'bash_output',
     required: ['execute'],
     danger: 'safe',
-    load: async () => (await import('./bash-jobs.js')).BashOutputTool,
+    family: 'bash',
+    load: async () => (await import('./bash/jobs.js')).BashOutputTool,
   },
   {
     id: 'bash_kill',
     required: ['execute'],
     danger: 'moderate',
-    load: async () => (await import('./bash-jobs.js')).BashKillTool,
+    family: 'bash',
+    load: async () => (await import('./bash/jobs.js')).BashKillTool,
   },
-  { id: 'task', required: ['execute'], danger: 'dangerous', load: async () => (await import('./task.js')).TaskTool },
+  {
+    id: 'task',
+    required: ['execute'],
+    danger: 'dangerous',
+    family: 'task',
+    load: async () => (await import('./task/task.js')).TaskTool,
+  },
   {
     id: 'webfetch',
     required: ['network'],
     danger: 'moderate',
-    load: async () => (await import('./webfetch.js')).WebfetchTool,
+    family: 'web',
+    load: async () => (await import('./web/webfetch.js')).WebfetchTool,
   },
   {
     id: 'http_request',
     required: ['network'],
     danger: 'moderate',
-    load: async () => (await import('./http-request.js')).HttpRequestTool,
+    family: 'web',
+    load: async () => (await import('./web/http-request.js')).HttpRequestTool,
   },
-  { id: 'todowrite', required: ['read'], danger: 'safe', load: async () => (await import('./todo.js')).TodoWriteTool },
-  { id: 'todoread', required: ['read'], danger: 'safe', load: async () => (await import('./todo.js')).TodoReadTool },
+  {
+    id: 'todowrite',
+    required: ['read'],
+    danger: 'safe',
+    family: 'todo',
+    load: async () => (await import('./todo/todo.js')).TodoWriteTool,
+  },
+  {
+    id: 'todoread',
+    required: ['read'],
+    danger: 'safe',
+    family: 'todo',
+    load: async () => (await import('./todo/todo.js')).TodoReadTool,
+  },
   {
     id: 'current_time',
     required: [],
     danger: 'safe',
-    load: async () => (await import('./current-time.js')).CurrentTimeTool,
+    family: 'time',
+    load: async () => (await import('./time/current-time.js')).CurrentTimeTool,
   },
   {
     id: 'memory_list',
     required: ['memory'],
     danger: 'safe',
-    load: async () => (await import('./memory.js')).MemoryListTool,
+    family: 'memory',
+    load: async () => (await import('./memory/memory.js')).MemoryListTool,
   },
   {
     id: 'memory_read',
     required: ['memory'],
     danger: 'safe',
-    load: async () => (await import('./memory.js')).MemoryReadTool,
+    family: 'memory',
+    load: async () => (await import('./memory/memory.js')).MemoryReadTool,
   },
   {
     id: 'memory_write',
     required: ['memory'],
     danger: 'moderate',
-    load: async () => (await import('./memory.js')).MemoryWriteTool,
+    family: 'memory',
+    load: async () => (await import('./memory/memory.js')).MemoryWriteTool,
   },
   {
     id: 'memory_patch',
     required: ['memory'],
     danger: 'moderate',
-    load: async () => (await import('./memory.js')).MemoryPatchTool,
+    family: 'memory',
+    load: async () => (await import('./memory/memory.js')).MemoryPatchTool,
   },
   {
     id: 'memory_append',
     required: ['memory'],
     danger: 'moderate',
-    load: async () => (await import('./memory.js')).MemoryAppendTool,
+    family: 'memory',
+    load: async () => (await import('./memory/memory.js')).MemoryAppendTool,
   },
   {
     id: 'web_search',
     required: ['network'],
     danger: 'safe',
-    load: async () => (await import('./web-search.js')).WebSearchTool,
+    family: 'web',
+    load: async () => (await import('./web/web-search.js')).WebSearchTool,
   },
 ];
 
@@ -177,7 +260,7 @@ function lazyInfo(entry: Entry, descriptionPath: string): Tool.Info {
 
 /** Every built-in tool, in the order agents see them, with the permissions and description file it declares. */
 export const builtinTools: BuiltinTool[] = ENTRIES.map((entry) => {
-  const descriptionPath = descriptionBeside(import.meta.url, entry.id);
+  const descriptionPath = descriptionBeside(new URL(`./${entry.family}/`, import.meta.url).href, entry.id);
   const info = lazyInfo(entry, descriptionPath);
   const tool: BuiltinTool = { info, permissions: info.permissions!, descriptionPath };
   if (CONDITIONS[entry.id]) tool.unregisteredReason = CONDITIONS[entry.id];

@@ -1,0 +1,225 @@
+/**
+ * list: a directory as a tree, directories first, breadth-first up to a cap so the top levels are
+ * always shown. Skips common build/dependency directories and .gitignored entries; symlinks are
+ * shown but never followed.
+ * Must not re-implement ignore rules (search-common.ts).
+ */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { Tool } from '../../tool.js';
+import { descriptionBeside } from '../../description.js';
+import { Workspace } from '../../workspace.js';
+import { isAtomicTempName } from '../../atomic-write.js';
+import { IgnoreTree, makeIgnore, rootContaining } from './search-common.js';
+import { abortedMessage, throwIfAborted } from '../../abort.js';
+
+declare module '../../tool.js' {
+  namespace Tool {
+    interface InitContext {
+      /** list: entries shown at most (capped at LIST_MAX_LIMIT); default LIST_DEFAULT_LIMIT. */
+      listLimit?: number;
+    }
+  }
+}
+
+/** Entries shown when `limit` is not given (an init option `listLimit` changes it). */
+export const LIST_DEFAULT_LIMIT = 100;
+/** Largest `limit` a call may ask for. */
+export const LIST_MAX_LIMIT = 1000;
+/** Names never listed unless the call names them as `path` (or un-ignores them with "!name"). */
+export const LIST_DEFAULT_IGNORES: readonly string[] = [
+  'node_modules',
+  '.git',
+  '.hg',
+  '.svn',
+  '.jj',
+  'dist',
+  'build',
+  'coverage',
+  '.nyc_output',
+  '.venv',
+  'venv',
+  '__pycache__',
+  '.pytest_cache',
+  '.mypy_cache',
+  '.ruff_cache',
+  '.tox',
+  '.next',
+  '.nuxt',
+  '.svelte-kit',
+  '.turbo',
+  '.parcel-cache',
+  '.cache',
+  'target',
+  '.gradle',
+  '.idea',
+  '.DS_Store',
+];
+
+/** list's metadata. */
+export interface ListMetadata extends Tool.Metadata {
+  /** Entries shown (files, directories and symlinks, not counting the listed directory). */
+  count: number;
+  truncated: boolean;
+}
+
+const parameters = z.object({
+  path: z
+    .string()
+    .optional()
+    .describe('Directory to list: absolute, or relative to the workspace root (default: the workspace root).'),
+  ignore: z
+    .array(z.string())
+    .optional()
+    .describe(
+      'Extra .gitignore-style globs to leave out, e.g. ["*.log", "fixtures/"]. "!name" shows a default-ignored name such as "!dist".',
+    ),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(LIST_MAX_LIMIT)
+    .optional()
+    .describe(`Most entries to show (default ${LIST_DEFAULT_LIMIT}, max ${LIST_MAX_LIMIT}).`),
+});
+
+interface Node {
+  name: string;
+  abs: string;
+  kind: 'dir' | 'file' | 'link';
+  children?: Node[];
+  /** Entries of a directory left out by the cap. */
+  more?: number;
+}
+
+export const ListTool = Tool.define<typeof parameters, ListMetadata>(
+  {
+    id: 'list',
+    permissions: { required: ['read'] },
+    descriptionPath: descriptionBeside(import.meta.url, 'list'),
+    danger: 'safe',
+  },
+  async (initCtx) => {
+    const ws = await Workspace.fromInitContext(initCtx);
+    const defaultLimit =
+      typeof initCtx.listLimit === 'number' && Number.isInteger(initCtx.listLimit) && initCtx.listLimit > 0
+        ? Math.min(initCtx.listLimit, LIST_MAX_LIMIT)
+        : LIST_DEFAULT_LIMIT;
+    return {
+      description:
+        'List a directory as a tree (directories first); skips node_modules, .git, build output and .gitignored files.',
+      parameters,
+      async execute(args, ctx) {
+        const limit = args.limit ?? defaultLimit;
+        const root = await ws.resolve(args.path ?? '.');
+        const stat = await fs.stat(root).catch(() => undefined);
+        if (!stat)
+          throw new Error(
+            `Directory ${JSON.stringify(args.path)} does not exist (resolved to ${root}). Check the path, or list its parent first.`,
+          );
+        if (!stat.isDirectory())
+          throw new Error(`${ws.display(root)} is a file, not a directory. Use read to see its content.`);
+        ctx.metadata({ title: `list ${ws.display(root)}` });
+
+        const extra = makeIgnore([...LIST_DEFAULT_IGNORES, ...(args.ignore ?? [])]);
+        const tree = await IgnoreTree.forWalk(rootContaining(ws.roots, root) ?? ws.root, root);
+        const top: Node = { name: root, abs: root, kind: 'dir' };
+        const queue: Node[] = [top];
+        let count = 0;
+        let truncated = false;
+        // Breadth-first, so a huge first subdirectory cannot hide the rest of the top level.
+        while (queue.length && !truncated) {
+          throwIfAborted(ctx.abort, abortedMessage('list'));
+          const node = queue.shift() as Node;
+          const entries = await readEntries(node.abs, root, tree, extra);
+          node.children = [];
+          for (let i = 0; i < entries.length; i++) {
+            if (count >= limit) {
+              node.more = entries.length - i;
+              truncated = true;
+              break;
+            }
+            const child = entries[i];
+            node.children.push(child);
+            count++;
+            if (child.kind === 'dir') queue.push(child);
+          }
+        }
+        const lines = [`${root}${root.endsWith(path.sep) ? '' : path.sep}`];
+        render(top, 1, lines);
+        if (top.children?.length === 0) lines.push('  (empty directory)');
+        if (truncated) {
+          lines.push(
+            '',
+            `(Showing ${count} entries; the listing is truncated. Directories marked "(not expanded)" were not read. ` +
+              `List one of them with path, leave entries out with ignore, or raise limit (max ${LIST_MAX_LIMIT}).)`,
+          );
+        }
+        return {
+          title: `list ${ws.display(root)}: ${count} entr${count === 1 ? 'y' : 'ies'}`,
+          metadata: { count, truncated },
+          output: lines.join('\n'),
+        };
+      },
+    };
+  },
+);
+
+/** A directory's visible entries: directories first, then the rest, each by name. */
+async function readEntries(
+  dir: string,
+  root: string,
+  tree: IgnoreTree,
+  extra: ReturnType<typeof makeIgnore>,
+): Promise<Node[]> {
+  let dirents;
+  try {
+    dirents = await fs.readdir(dir, { withFileTypes: true });
+  } catch {
+    return []; // unreadable: shown as empty rather than failing the whole listing
+  }
+  const chain = await tree.enter(
+    dir,
+    dirents.map((d) => d.name),
+  );
+  const out: Node[] = [];
+  for (const d of dirents) {
+    const abs = path.join(dir, d.name);
+    const kind: Node['kind'] = d.isSymbolicLink() ? 'link' : d.isDirectory() ? 'dir' : 'file';
+    const rel = path.relative(root, abs).split(path.sep).join('/');
+    let hidden: boolean;
+    try {
+      hidden = extra.ignores(kind === 'dir' ? `${rel}/` : rel);
+    } catch {
+      hidden = false; // a name the matcher cannot take (e.g. "...")
+    }
+    if (hidden || tree.isIgnored(chain, abs, kind === 'dir')) continue;
+    if (kind === 'file' && isAtomicTempName(d.name)) continue; // an unfinished or abandoned atomic write
+    out.push({ name: d.name, abs, kind });
+  }
+  return out.sort((a, b) =>
+    (a.kind === 'dir') !== (b.kind === 'dir')
+      ? a.kind === 'dir'
+        ? -1
+        : 1
+      : a.name < b.name
+        ? -1
+        : a.name > b.name
+          ? 1
+          : 0,
+  );
+}
+
+function render(node: Node, depth: number, lines: string[]): void {
+  const indent = '  '.repeat(depth);
+  for (const child of node.children ?? []) {
+    if (child.kind === 'dir') {
+      lines.push(`${indent}${child.name}/${child.children ? '' : ' (not expanded)'}`);
+      render(child, depth + 1, lines);
+    } else {
+      lines.push(`${indent}${child.name}${child.kind === 'link' ? '@ (symlink, not followed)' : ''}`);
+    }
+  }
+  if (node.more) lines.push(`${indent}... ${node.more} more entr${node.more === 1 ? 'y' : 'ies'} not shown`);
+}

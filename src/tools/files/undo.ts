@@ -1,0 +1,211 @@
+/**
+ * undo_file and undo_turn: put back what write, edit, move and delete changed, from the registry's
+ * undo history (src/undo-log.ts), only when every file is still exactly as those changes left it.
+ * Changes made through bash or outside the tools are not recorded and are never touched.
+ */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { Tool } from '../../tool.js';
+import { descriptionBeside } from '../../description.js';
+import { tenantOf } from '../../tenant.js';
+import type { ReadTracker } from '../../read-tracker.js';
+import { Workspace, withFileLock } from '../../workspace.js';
+import {
+  MAX_UNDO_BYTES,
+  MAX_UNDO_RECORDS,
+  currentState,
+  fileState,
+  restoreState,
+  sameState,
+  type EntryState,
+  undoLogOf,
+  type UndoLog,
+  type UndoRecord,
+} from '../../undo-log.js';
+
+export { MAX_UNDO_BYTES, MAX_UNDO_RECORDS };
+
+const fileParameters = z.object({
+  path: z
+    .string()
+    .describe('The file (or directory) whose last change to undo: absolute, or relative to the workspace root.'),
+});
+const turnParameters = z.object({});
+
+const NOT_RECORDED = `(undo remembers the last ${MAX_UNDO_RECORDS} changes made by write, edit, move and delete in this session, up to ${MAX_UNDO_BYTES} bytes of earlier content; changes made through bash are not recorded)`;
+
+export const UndoFileTool = Tool.define(
+  {
+    id: 'undo_file',
+    permissions: { required: ['write'] },
+    descriptionPath: descriptionBeside(import.meta.url, 'undo_file'),
+    danger: 'moderate',
+  },
+  async (initCtx) => {
+    const ws = await Workspace.fromInitContext(initCtx);
+    const tenant = tenantOf(initCtx);
+    return {
+      description: 'Undo the last change made to a file by write, edit, move or delete in this session.',
+      parameters: fileParameters,
+      async execute(args: z.infer<typeof fileParameters>, ctx) {
+        const abs = await ws.resolveEntry(args.path, 'write');
+        const shown = ws.display(abs);
+        const record = undoLogOf(tenant).lastFor(ctx.sessionID, abs);
+        if (!record) throw new Error(`No change to ${shown} is recorded for undo ${NOT_RECORDED}. Nothing was undone.`);
+        const lines = await undoRecords(ws, undoLogOf(tenant), tenant.readTracker, [record], ctx.sessionID);
+        return {
+          title: `undo ${shown}`,
+          output: `Undid the ${record.summary} (call ${record.callID}): ${lines[0]}`,
+          metadata: { undone: [undoneMeta(record)], truncated: false },
+        };
+      },
+    };
+  },
+);
+
+export const UndoTurnTool = Tool.define(
+  {
+    id: 'undo_turn',
+    permissions: { required: ['write'] },
+    descriptionPath: descriptionBeside(import.meta.url, 'undo_turn'),
+    danger: 'moderate',
+  },
+  async (initCtx) => {
+    const ws = await Workspace.fromInitContext(initCtx);
+    const tenant = tenantOf(initCtx);
+    return {
+      description: 'Undo every file change (write, edit, move, delete) of your previous turn, newest first.',
+      parameters: turnParameters,
+      async execute(_args: z.infer<typeof turnParameters>, ctx) {
+        const records = undoLogOf(tenant).lastTurn(ctx.sessionID, ctx.messageID);
+        if (!records.length)
+          throw new Error(`No earlier turn of this session changed files ${NOT_RECORDED}. Nothing was undone.`);
+        const lines = await undoRecords(ws, undoLogOf(tenant), tenant.readTracker, records, ctx.sessionID);
+        const n = records.length;
+        return {
+          title: `undo turn (${n} change${n === 1 ? '' : 's'})`,
+          output:
+            `Undid ${n} change${n === 1 ? '' : 's'} of the previous turn, newest first:\n` +
+            records.map((r, i) => `- ${r.summary} (call ${r.callID}): ${lines[i]}`).join('\n'),
+          metadata: { turn: records[0].turn, undone: records.map(undoneMeta), truncated: false },
+        };
+      },
+    };
+  },
+);
+
+function undoneMeta(r: UndoRecord): Record<string, unknown> {
+  return { tool: r.tool, callID: r.callID, paths: r.effects.map((e) => e.shown) };
+}
+
+/**
+ * Undoes `records` (newest first) all or nothing: every path is locked and checked before anything
+ * is changed. Returns one line per record saying what was restored.
+ */
+async function undoRecords(
+  ws: Workspace,
+  log: UndoLog,
+  readTracker: ReadTracker,
+  records: UndoRecord[],
+  sessionID: string,
+): Promise<string[]> {
+  const lost = records.find((r) => r.lost);
+  if (lost) {
+    throw new Error(
+      `The ${lost.summary} (call ${lost.callID}) cannot be undone: ${lost.lost}. Nothing was undone; restore it another way (e.g. from version control).`,
+    );
+  }
+  const paths = [...new Set(records.flatMap((r) => r.effects.map((e) => e.path)))].sort();
+  // A path must still resolve to itself: a link planted since must not redirect the restore.
+  for (const p of paths) {
+    const shown = ws.display(p);
+    if ((await ws.resolveEntry(p, 'write')) !== p) {
+      throw new Error(`${shown} now resolves to another place (a symbolic link changed). Nothing was undone.`);
+    }
+  }
+  return withFileLocks(paths, async () => {
+    await checkUnchanged(records);
+    const lines: string[] = [];
+    for (const r of records) lines.push(await undoOne(r));
+    log.remove(records);
+    for (const r of records)
+      for (const e of r.effects) if (e.before.type === 'file') await readTracker.recordNow(sessionID, e.path);
+    return lines;
+  });
+}
+
+/** Refuses unless each path is as the change left it (newer changes of the same batch undone first, in thought). */
+async function checkUnchanged(records: UndoRecord[]): Promise<void> {
+  const virtual = new Map<string, EntryState>();
+  for (const r of records) {
+    for (const e of r.effects) {
+      const now = virtualState(virtual, e.path) ?? (await currentState(e.path, e.after));
+      if (!sameState(e.after, now)) {
+        throw new Error(
+          `${e.shown} changed since the ${r.summary} (call ${r.callID}): it ${describe(now)}, not what that change left. ` +
+            'Nothing was undone; read the file and make the change you want with edit or write instead.',
+        );
+      }
+    }
+    for (const e of r.effects) virtual.set(e.path, e.before);
+  }
+}
+
+/** What an earlier-undone change would leave at `p` (also inside a directory it would restore). */
+function virtualState(virtual: Map<string, EntryState>, p: string): EntryState | undefined {
+  const own = virtual.get(p);
+  if (own) return own;
+  for (const [dir, state] of virtual) {
+    if (!p.startsWith(dir + path.sep)) continue;
+    if (state.type !== 'directory' || !state.tree) return { type: 'absent' };
+    const rel = p
+      .slice(dir.length + 1)
+      .split(path.sep)
+      .join('/');
+    const e = state.tree.find((t) => t.rel === rel);
+    if (!e) return { type: 'absent' };
+    if (e.type === 'file') return fileState(e.data!, e.mode, false);
+    if (e.type === 'symlink') return { type: 'symlink', target: e.target! };
+    return { type: 'directory', mode: e.mode };
+  }
+  return undefined;
+}
+
+function describe(s: EntryState): string {
+  if (s.type === 'absent') return 'no longer exists';
+  if (s.type === 'file') return `now holds ${s.size} bytes`;
+  if (s.type === 'symlink') return `is now a symbolic link to ${s.target}`;
+  if (s.type === 'directory') return 'is now a different directory';
+  return 'is now a different file';
+}
+
+async function undoOne(r: UndoRecord): Promise<string> {
+  if (r.move) {
+    const [from, to] = r.effects;
+    await fs.mkdir(path.dirname(r.move.from), { recursive: true });
+    await fs.rename(r.move.to, r.move.from);
+    if (to.before.type !== 'absent') await restoreState(r.move.to, to.before);
+    return `moved ${to.shown} back to ${from.shown}${to.before.type !== 'absent' ? ` and restored the ${to.shown} it replaced` : ''}.`;
+  }
+  const parts: string[] = [];
+  for (const e of r.effects) {
+    await restoreState(e.path, e.before);
+    const b = e.before;
+    parts.push(
+      b.type === 'absent'
+        ? `removed ${e.shown} (the change had created it)`
+        : b.type === 'file'
+          ? `restored ${e.shown} (${b.size} bytes)`
+          : b.type === 'symlink'
+            ? `restored the symbolic link ${e.shown} -> ${b.target}`
+            : `restored the directory ${e.shown} and the ${b.type === 'directory' ? (b.tree?.length ?? 0) : 0} entries in it`,
+    );
+  }
+  return `${parts.join('; ')}.`;
+}
+
+/** Runs `fn` holding the locks of every path, taken in sorted order so two undos cannot wait on each other. */
+function withFileLocks<T>(paths: string[], fn: () => Promise<T>): Promise<T> {
+  return paths.reduceRight<() => Promise<T>>((inner, p) => () => withFileLock(p, inner), fn)();
+}
