@@ -5,7 +5,7 @@
  */
 import type { Tool } from '../tool.js';
 import { formatBytes } from '../format.js';
-import { scrubText } from './scrub.js';
+import { scrubText, sentSecretForms } from './scrub.js';
 import type { CompiledPolicy } from './ssrf.js';
 import { renderBody, sendHttp, statusFailure, type HttpExchangeRequest } from './http.js';
 import { ResponseCache } from './response-cache.js';
@@ -30,43 +30,21 @@ export interface ApiCallOptions {
   policy: CompiledPolicy;
   allowedHosts?: readonly string[];
   timeoutMs: number;
-  /** Values that must never be shown: scrubbed (raw, URL-encoded and decoded) from results, errors and progress. */
+  /**
+   * Values that must never be shown: scrubbed from results, errors and progress in every form the
+   * request carries them (see `sentSecretForms`: encodings, Basic credentials, header values).
+   */
   secrets: readonly string[];
   /** Serve identical GETs from this cache for `ttlMs`. */
   cache?: { store: ResponseCache; ttlMs: number };
   ctx: Tool.Context;
 }
 
-/** Every form a secret may take in text we show: as given, URL-encoded, form-encoded and decoded. */
-export function secretForms(secrets: readonly string[]): string[] {
-  const out = new Set<string>();
-  for (const s of secrets) {
-    // Too short to scrub without mangling ordinary text; a secret that short is not a secret.
-    if (s.length < 4) continue;
-    out.add(s);
-    out.add(encodeURIComponent(s));
-    out.add(new URLSearchParams({ s }).toString().slice(2));
-    try {
-      out.add(decodeURIComponent(s));
-    } catch {
-      // not percent-encoded
-    }
-  }
-  // Longest first, so a secret inside a longer one's encoding is not half-replaced.
-  return [...out].sort((a, b) => b.length - a.length);
-}
-
-/** The user and password of a URL string (`scheme://user:pass@host`), to scrub from what is shown. */
-export function urlCredentials(raw: string): string[] {
-  const m = /^\s*[a-z][a-z0-9+.-]*:\/\/([^/?#\s]*)@/i.exec(raw);
-  return m ? m[1].split(':').filter(Boolean) : [];
-}
-
 /** Runs the call and returns its result; throws an `Error` whose message is scrubbed. */
 export async function callApi(options: ApiCallOptions): Promise<Tool.Result<ApiCallMetadata>> {
-  const secrets = secretForms(options.secrets);
-  const scrub = (text: string) => scrubText(text, secrets);
   const { request, ctx } = options;
+  const secrets = sentSecretForms(options.secrets, request);
+  const scrub = (text: string) => scrubText(text, secrets);
   const shownUrl = scrub(request.url.href);
   try {
     const key = options.cache && request.method === 'GET' ? ResponseCache.key('GET', request.url, request.headers) : '';
@@ -82,7 +60,7 @@ export async function callApi(options: ApiCallOptions): Promise<Tool.Result<ApiC
         onStage: (stage) => ctx.metadata({ title: scrub(`${request.method} ${shownUrl}: ${stage}`) }),
       });
     }
-    if (response.status < 200 || response.status > 299) throw statusFailure(response, request.method);
+    if (response.status < 200 || response.status > 299) throw statusFailure(response, request.method, secrets);
     const body = renderBody(response, request.method);
     if (key && !hit) options.cache!.store.set(key, response);
     const metadata: ApiCallMetadata = {

@@ -11,9 +11,9 @@ import { Semaphore } from '../pipeline/semaphore.js';
 import { entrySchema } from '../mcp/import.js';
 import { compilePolicy, policyFromInitContext, type SsrfPolicy } from '../net/ssrf.js';
 import { HTTP_DEFAULT_TIMEOUT_SECONDS, HTTP_MAX_TIMEOUT_SECONDS, requestBody } from '../net/http.js';
-import { callApi, secretForms, type ApiCallMetadata } from '../net/api-call.js';
+import { callApi, type ApiCallMetadata } from '../net/api-call.js';
 import { responseCacheOf } from '../net/response-cache.js';
-import { scrubText } from '../net/scrub.js';
+import { scrubText, secretForms } from '../net/scrub.js';
 import { argText, expandEnv, expandEnvInBody, fill, fillBody, paramsIn, paramsInBody } from './template.js';
 
 /** Prefix of a configured REST tool's id (`rest__getWeather`). */
