@@ -19,4 +19,5 @@ export {
   type OpenApiImportOptions,
   type OpenApiImport,
 } from './openapi.js';
+export { OPENAPI_MAX_EXPANDED_NODES, OPENAPI_IMPORT_TIMEOUT_MS, OPENAPI_IMPORT_HEAP_MB } from './openapi-load.js';
 export { loadRestConfig, type RestConfigFile, type RestOpenApiEntry } from './config.js';

@@ -1,13 +1,12 @@
 /**
  * OpenAPI 3 import: a document (file, URL or object) -> one `RestToolConfig` per operation
  * (operationId as name; path, query and header parameters and the JSON request body as the
- * arguments' schema, `$ref`s resolved by @apidevtools/json-schema-ref-parser, the resolver
- * swagger-parser uses, imported directly: swagger-parser's CommonJS entry `require`s that ES module,
- * which Jest's ESM mode and Node < 20.19 cannot load). No HTTP calls of the tools here.
+ * arguments' schema, `$ref`s resolved by openapi-load.ts in a bounded worker). A path key that is
+ * not a path keeping the server's origin skips its operation with the reason. No HTTP calls of the tools here.
  */
 import type { ToolRegistryImpl } from '../registry.js';
-import { compilePolicy, type SsrfPolicy } from '../net/ssrf.js';
-import { HTTP_DEFAULT_TIMEOUT_SECONDS, renderBody, sendHttp, statusFailure } from '../net/http.js';
+import type { SsrfPolicy } from '../net/ssrf.js';
+import { loadOpenApiDocument } from './openapi-load.js';
 import { registerRestTools, type RegisterRestOptions, type RestToolConfig } from './tools.js';
 
 /** Longest tool description an imported operation gets (summary + description), in characters. */
@@ -57,15 +56,12 @@ interface Parameter {
   schema?: Json;
 }
 
-/** The $ref resolver, loaded on first import (it is only needed here). */
-const refParser = async () => (await import('@apidevtools/json-schema-ref-parser')).default;
-
 /** Reads and dereferences an OpenAPI 3 document and makes one REST tool config per selected operation. */
 export async function importOpenApi(
   source: string | object,
   options: OpenApiImportOptions = {},
 ): Promise<OpenApiImport> {
-  const { doc, base } = await load(source, options);
+  const { doc, base } = await loadOpenApiDocument(source, options.ssrfPolicy);
   const version = str(doc.openapi, '');
   if (!version.startsWith('3.'))
     throw new Error(
@@ -104,36 +100,6 @@ export async function registerOpenApiTools(
   const imported = await importOpenApi(source, options);
   const ids = registerRestTools(registry, imported.configs, options);
   return { ids, skipped: imported.skipped };
-}
-
-async function load(source: string | object, options: OpenApiImportOptions): Promise<{ doc: Json; base?: URL }> {
-  const parser = await refParser();
-  // External references over HTTP are not followed: only this module's guarded fetch goes out.
-  const parseOptions = { resolve: { http: false as const }, dereference: { circular: 'ignore' as const } };
-  if (typeof source === 'string' && /^https?:\/\//i.test(source)) {
-    const url = new URL(source);
-    const res = await sendHttp(
-      { method: 'GET', url, headers: { Accept: 'application/json' } },
-      { policy: compilePolicy(options.ssrfPolicy), timeoutMs: HTTP_DEFAULT_TIMEOUT_SECONDS * 1000 },
-    );
-    if (res.status < 200 || res.status > 299) throw statusFailure(res, 'GET');
-    const body = renderBody(res, 'GET');
-    if (body.kind !== 'json')
-      throw new Error(
-        `${url.href} did not answer with a JSON document (${body.contentType}). Save a YAML document to a file and import the file.`,
-      );
-    const doc = (await parser.dereference(body.json as never, parseOptions as never)) as unknown as Json;
-    return { doc, base: res.finalUrl };
-  }
-  const input = typeof source === 'string' ? source : (structuredClone(source) as never);
-  try {
-    return { doc: (await parser.dereference(input, parseOptions as never)) as unknown as Json };
-  } catch (err) {
-    throw new Error(
-      `The OpenAPI document ${typeof source === 'string' ? source : '(object)'} could not be read: ${(err as Error).message}`,
-      { cause: err },
-    );
-  }
 }
 
 function serverUrl(doc: Json, base: URL | undefined, given: string | undefined): string {
@@ -183,6 +149,7 @@ function operationConfig(input: OperationInput): RestToolConfig {
   const covered = (p: Parameter) =>
     (p.in === 'header' && Object.keys(auth.headers).some((h) => h.toLowerCase() === p.name.toLowerCase())) ||
     (p.in === 'query' && p.name in auth.query);
+  checkRoute(route, server);
   let path = route;
   for (const p of params) {
     if (p.in === 'cookie') {
@@ -239,6 +206,28 @@ function operationConfig(input: OperationInput): RestToolConfig {
     ...(options.ssrfPolicy ? { ssrfPolicy: options.ssrfPolicy } : {}),
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
   };
+}
+
+/**
+ * A path key must be a path (`/pets/{id}`) that keeps the server's origin: one starting with `@`,
+ * `:port`, `.host` or `//` would make `server + path` another host, and the auth go there.
+ */
+function checkRoute(route: string, server: string): void {
+  if (!route.startsWith('/')) throw new Error(`its path ${JSON.stringify(route)} does not start with "/"`);
+  // `{param}` and `${ENV}` stand for values; the origin is judged with a placeholder in their place.
+  const plain = (text: string) => text.replace(/\$?\{[^}]*\}/g, 'x');
+  let built: URL;
+  let base: URL;
+  try {
+    base = new URL(plain(server));
+    built = new URL(`${plain(server)}${plain(route)}`);
+  } catch {
+    throw new Error(`its path ${JSON.stringify(route)} does not make a valid URL with the server ${server}`);
+  }
+  if (built.origin !== base.origin || built.username !== base.username || built.password !== base.password)
+    throw new Error(
+      `its path ${JSON.stringify(route)} would send requests to ${built.origin} instead of the server ${base.origin}`,
+    );
 }
 
 /** Path-level parameters, overridden by the operation's own with the same name and location. */

@@ -155,6 +155,10 @@ export function restTool(config: RestToolConfig, options: RegisterRestOptions = 
           let request: ReturnType<typeof buildRequest>;
           try {
             request = buildRequest(method, url, query, headers, body, args, used, unused);
+            if (request.url.origin !== origin.origin || request.url.username !== origin.username)
+              throw new Error(
+                `The arguments moved the request from ${origin.origin} to ${request.url.origin}; a REST tool only calls its configured server. Give plain identifiers.`,
+              );
           } catch (err) {
             // No `cause`: the original error may quote the secrets this message scrubs.
             // eslint-disable-next-line preserve-caught-error
