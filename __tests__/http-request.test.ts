@@ -385,8 +385,8 @@ describe('http_request: the response cache', () => {
   it('ResponseCache: a hit until the TTL, a miss at it', () => {
     let now = 1000;
     const cache = new ResponseCache(() => now);
-    const key = ResponseCache.key('GET', new URL('http://a/x'), { Authorization: 'a' });
-    expect(key).not.toBe(ResponseCache.key('GET', new URL('http://a/x'), { Authorization: 'b' }));
+    const key = ResponseCache.key('t', 'GET', new URL('http://a/x'), { Authorization: 'a' });
+    expect(key).not.toBe(ResponseCache.key('t', 'GET', new URL('http://a/x'), { Authorization: 'b' }));
     cache.set(key, {
       status: 200,
       statusText: 'OK',

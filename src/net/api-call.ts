@@ -6,8 +6,9 @@
 import type { Tool } from '../tool.js';
 import { formatBytes } from '../format.js';
 import { scrubText, sentSecretForms } from './scrub.js';
-import type { CompiledPolicy } from './ssrf.js';
-import { renderBody, sendHttp, statusFailure, type HttpExchangeRequest } from './http.js';
+import { assertUrlAllowed, type CompiledPolicy } from './ssrf.js';
+import { renderBody, sendHttp, statusFailure, type HttpExchangeRequest, type HttpExchangeResponse } from './http.js';
+import { hostMatches } from './redirects.js';
 import { ResponseCache } from './response-cache.js';
 
 /** What an API tool's result reports besides its text. */
@@ -35,9 +36,43 @@ export interface ApiCallOptions {
    * request carries them (see `sentSecretForms`: encodings, Basic credentials, header values).
    */
   secrets: readonly string[];
-  /** Serve identical GETs from this cache for `ttlMs`. */
-  cache?: { store: ResponseCache; ttlMs: number };
+  /**
+   * Serve identical GETs from this cache for `ttlMs`. `owner` names the tool (its id); entries are
+   * keyed by it and by the guard settings (policy, allowed hosts), and a hit is checked again
+   * against them before it is served.
+   */
+  cache?: { store: ResponseCache; ttlMs: number; owner: string };
   ctx: Tool.Context;
+}
+
+/** Who owns a cache entry: the tool and the guard it runs under (the same tool under another policy is another owner). */
+function cacheOwner(options: ApiCallOptions): string {
+  const { source } = options.policy;
+  return JSON.stringify([
+    options.cache?.owner ?? '',
+    options.policy.allowPrivateNetwork,
+    [...(source.allow ?? [])].sort(),
+    [...(source.deny ?? [])].sort(),
+    options.allowedHosts ? [...options.allowedHosts].map((h) => h.toLowerCase()).sort() : null,
+  ]);
+}
+
+/**
+ * Whether a cached response may be served to this call: every URL it came through (the request's,
+ * each redirect hop, the final one) passes this call's host allowlist and address policy, as a
+ * fresh exchange would have to. A refused hit is not served: the call goes out and is refused there.
+ */
+function servable(response: HttpExchangeResponse, options: ApiCallOptions): boolean {
+  const hops = [options.request.url, ...response.redirects.map((r) => new URL(r)), response.finalUrl];
+  return hops.every((url) => {
+    if (options.allowedHosts && !hostMatches(url.hostname, options.allowedHosts)) return false;
+    try {
+      assertUrlAllowed(url, options.policy);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Runs the call and returns its result; throws an `Error` whose message is scrubbed. */
@@ -47,8 +82,12 @@ export async function callApi(options: ApiCallOptions): Promise<Tool.Result<ApiC
   const scrub = (text: string) => scrubText(text, secrets);
   const shownUrl = scrub(request.url.href);
   try {
-    const key = options.cache && request.method === 'GET' ? ResponseCache.key('GET', request.url, request.headers) : '';
-    const hit = key ? options.cache!.store.get(key, options.cache!.ttlMs) : undefined;
+    const key =
+      options.cache && request.method === 'GET'
+        ? ResponseCache.key(cacheOwner(options), 'GET', request.url, request.headers)
+        : '';
+    const stored = key ? options.cache!.store.get(key, options.cache!.ttlMs) : undefined;
+    const hit = stored && servable(stored.response, options) ? stored : undefined;
     let response = hit?.response;
     if (!response) {
       ctx.metadata({ title: `${request.method} ${shownUrl}`, metadata: { url: shownUrl } });

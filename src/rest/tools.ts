@@ -143,7 +143,7 @@ export function restTool(config: RestToolConfig, options: RegisterRestOptions = 
     (initCtx) => {
       const policy = config.ssrfPolicy ? compilePolicy(config.ssrfPolicy) : policyFromInitContext(initCtx);
       const ttl = config.cacheTtlSeconds ?? 0;
-      const cache = ttl > 0 ? { store: responseCacheOf(initCtx), ttlMs: ttl * 1000 } : undefined;
+      const cache = ttl > 0 ? { store: responseCacheOf(initCtx), ttlMs: ttl * 1000, owner: id } : undefined;
       return {
         description: config.description,
         parameters,

@@ -84,7 +84,7 @@ export const HttpRequestTool = Tool.define<typeof parameters, ApiCallMetadata>(
     const allowedHosts = initCtx.httpAllowedHosts;
     const ttlSeconds = initCtx.httpCacheTtlSeconds ?? 0;
     const cache =
-      ttlSeconds > 0 ? { store: responseCacheOf(initCtx), ttlMs: ttlSeconds * 1000 } : undefined;
+      ttlSeconds > 0 ? { store: responseCacheOf(initCtx), ttlMs: ttlSeconds * 1000, owner: 'http_request' } : undefined;
     return {
       description:
         'Send one HTTP request (GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS) to an API and return the response.',
