@@ -12,6 +12,7 @@ import fc from 'fast-check';
 import { createRegistry, registerBuiltinTools } from '../src/index.js';
 import { importOpenApi, registerOpenApiTools, registerRestTools } from '../src/rest/index.js';
 import { HTTP_ERROR_BODY_CHARS } from '../src/net/http.js';
+import { ERROR_SNIPPET_CHARS } from '../src/tools/web/webfetch.js';
 import { cutScrubbed, secretForms, SECRET_MIN_CHARS } from '../src/net/scrub.js';
 import { OPENAPI_MAX_EXPANDED_NODES } from '../src/rest/openapi-load.js';
 import { callTool } from './tool-call.js';
@@ -139,6 +140,22 @@ describe('secrets at the edge of a cut (item 6)', () => {
       expect(text).toContain('answered HTTP 400');
       expect({ n, leaked: leaked(text, TOKEN) }).toEqual({ n, leaked: [] });
       expect(text).toContain('Bearer ***');
+    }
+  });
+
+  it("webfetch's error snippet never shows part of the Basic credentials it sent, wherever its cut falls", async () => {
+    const tools = await registerBuiltinTools(createRegistry(), ['webfetch']).tools({
+      initCtx: { allowPrivateNetwork: true },
+    });
+    const basic = Buffer.from('alice:pw-fetch-Secret-77').toString('base64');
+    const before = 'bad request: '.length + 'Basic '.length;
+    for (let k = -1; k <= basic.length + 1; k++) {
+      const pad = 'p'.repeat(ERROR_SNIPPET_CHARS - before - k);
+      const url = `${apiBase.replace('http://', 'http://alice:pw-fetch-Secret-77@')}/echo-error?pad=${pad}`;
+      const msg = await callTool(tools, 'webfetch', { url, format: 'text' });
+      expect(apiHits.at(-1)!.authorization).toBe(`Basic ${basic}`);
+      expect(String(msg.content)).toContain('HTTP 400');
+      expect({ k, leaked: leaked(String(msg.content), basic) }).toEqual({ k, leaked: [] });
     }
   });
 
