@@ -361,6 +361,10 @@ describe('OpenAPI $refs do not read local files (item 9)', () => {
     await writeFile(file, JSON.stringify(withRef('./schemas/pet.json')));
     const ok = await importOpenApi(file);
     expect(JSON.stringify(ok.configs[0].parametersSchema)).toContain('The pet name');
+    // The document itself may have any name.
+    const bare = path.join(docDir.dir, 'openapi');
+    await writeFile(bare, JSON.stringify(withRef('./schemas/pet.json')));
+    expect(JSON.stringify((await importOpenApi(bare)).configs[0].parametersSchema)).toContain('The pet name');
     const refs = [
       path.join(outside.dir, 'secret.json'),
       `file://${path.join(outside.dir, 'secret.json')}`,

@@ -87,7 +87,7 @@ async function resolve(job: Record<string, unknown>, name: string): Promise<Reco
   if (reply.failure !== undefined)
     throw new Error(
       reply.refused
-        ? `The OpenAPI document ${name} was not imported: ${reply.failure}. Inline that schema in the document, or move the file next to it (JSON or YAML).`
+        ? `The OpenAPI document ${name} was not imported: ${reply.failure}.`
         : `The OpenAPI document ${name} could not be read: ${reply.failure}`,
     );
   return reply.doc!;

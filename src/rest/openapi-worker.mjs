@@ -8,7 +8,7 @@
 // Must not fetch URLs, build tools or word the final errors (openapi-load.ts does).
 // Plain JavaScript because a worker runs outside any TypeScript transform.
 import { parentPort } from 'node:worker_threads';
-import { realpath } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import $RefParser from '@apidevtools/json-schema-ref-parser';
@@ -18,8 +18,11 @@ const READABLE = new Set(['.json', '.yaml', '.yml']);
 /** A $ref the import will not follow; its message is the sentence the caller shows. */
 class Refused extends Error {}
 
-/** The file resolver for a local document: files inside `dir` (after links), JSON or YAML only. */
-function confinedFiles(dir, refusals) {
+/**
+ * The file resolver for a local document: the document itself (`root`, any name), and files inside
+ * its directory `dir` (after links), JSON or YAML only.
+ */
+function confinedFiles(dir, root, refusals) {
   const refuse = (message) => {
     refusals.push(message);
     throw new Refused(message);
@@ -30,10 +33,13 @@ function confinedFiles(dir, refusals) {
     async read(file) {
       const raw = String(file.url);
       if (/^[a-z][a-z0-9+.-]+:/i.test(raw) && !/^file:/i.test(raw))
-        refuse(`a $ref to ${raw} is remote, and the import does not fetch remote $refs`);
+        refuse(
+          `a $ref to ${raw} is remote, and the import does not fetch remote $refs; save that schema next to the document`,
+        );
       const target = /^file:/i.test(raw) ? fileURLToPath(raw) : raw;
+      if (target === root) return readFile(root);
       if (!READABLE.has(path.extname(target).toLowerCase()))
-        refuse(`a $ref to ${target} is not a JSON or YAML file (.json, .yaml, .yml)`);
+        refuse(`a $ref to ${target} is not a JSON or YAML file (.json, .yaml, .yml); only those are read`);
       let real;
       try {
         real = await realpath(target);
@@ -41,9 +47,8 @@ function confinedFiles(dir, refusals) {
         refuse(`a $ref to ${target} names a file that does not exist`);
       }
       const rel = path.relative(dir, real);
-      if (rel.startsWith('..') || path.isAbsolute(rel))
-        refuse(`a $ref to ${target} is outside the document's directory ${dir}`);
-      const { readFile } = await import('node:fs/promises');
+      if (rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel))
+        refuse(`a $ref to ${target} is outside the document's directory ${dir}; move the file next to the document`);
       return readFile(real);
     },
   };
@@ -55,7 +60,9 @@ function noFiles(refusals) {
     order: 1,
     canRead: () => true,
     read(file) {
-      const message = `a $ref to ${file.url} points outside the document, and a document given as an object or fetched by URL may only use $refs inside itself (#/...)`;
+      const message =
+        `a $ref to ${file.url} points outside the document, and a document given as an object or fetched by URL ` +
+        'may only use $refs inside itself (#/...); inline that schema, or import the document from a file next to it';
       refusals.push(message);
       throw new Refused(message);
     },
@@ -109,14 +116,15 @@ function countExpanded($refs, rootFile, max) {
 }
 
 async function load(job, refusals) {
+  const root = job.kind === 'file' ? path.resolve(job.path) : '';
   const resolver =
-    job.kind === 'file' ? confinedFiles(path.dirname(await realpath(job.path)), refusals) : noFiles(refusals);
+    job.kind === 'file' ? confinedFiles(path.dirname(await realpath(root)), root, refusals) : noFiles(refusals);
   const options = {
     parse: { text: false, binary: false },
     resolve: { file: resolver, http: false, external: true },
     dereference: { circular: 'ignore' },
   };
-  const input = job.kind === 'file' ? job.path : job.doc;
+  const input = job.kind === 'file' ? root : job.doc;
   const parser = new $RefParser();
   const $refs = await parser.resolve(input, options);
   const rootFile = $refs.paths()[0];
@@ -127,7 +135,7 @@ async function load(job, refusals) {
     if (err instanceof Refused && err.message === 'TOO_LARGE') return { tooLarge: true };
     throw err;
   }
-  const doc = await new $RefParser().dereference(job.kind === 'file' ? job.path : job.doc, options);
+  const doc = await new $RefParser().dereference(input, options);
   return { doc, nodes };
 }
 
