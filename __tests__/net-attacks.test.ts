@@ -239,6 +239,42 @@ describe('credentials in a config URL (item 7)', () => {
     });
 });
 
+describe('secrets in other sent forms (item 7, variants)', () => {
+  it('a Basic value written in the config is scrubbed also as the user:pass it decodes to', async () => {
+    const creds = 'svc-batch:pw-basic-Secret-19';
+    const registry = createRegistry();
+    registerRestTools(
+      registry,
+      [
+        {
+          name: 'who',
+          description: 'Who.',
+          url: `${apiBase}/whoami`,
+          headers: { Authorization: 'Basic ${B64}' },
+          ...local,
+        },
+      ],
+      { env: { B64: Buffer.from(creds).toString('base64') } },
+    );
+    const msg = await callTool(await registry.tools(), 'rest__who', {});
+    expect(String(msg.content)).toContain('"raw": "Basic ***"');
+    expect(String(msg.content)).toContain('"decoded": "***"');
+    expect(String(msg.content)).not.toContain('pw-basic-Secret-19');
+  });
+
+  it('a ${ENV} in the URL path is scrubbed as the URL parser encodes it there', async () => {
+    const key = 'tok en:with-colon-88';
+    const registry = createRegistry();
+    registerRestTools(registry, [{ name: 'k', description: 'K.', url: `${apiBase}/k/\${KEY}/x?q=\${KEY}`, ...local }], {
+      env: { KEY: key },
+    });
+    const msg = await callTool(await registry.tools(), 'rest__k', {});
+    expect(apiHits.at(-1)!.url).toBe('/k/tok%20en:with-colon-88/x?q=tok%20en:with-colon-88');
+    expect(String(msg.content)).toContain('"path": "/k/***/x"');
+    expect(String(msg.content)).toContain('"search": "?q=***"');
+  });
+});
+
 describe('a path key or an argument cannot move the host (item 8)', () => {
   const spec = (paths: string[]) => ({
     openapi: '3.0.3',
@@ -381,6 +417,25 @@ describe('OpenAPI $refs do not read local files (item 9)', () => {
         /was not imported: a \$ref to .* (is outside the document's directory|is not a JSON or YAML file)/,
       );
       expect(err.message).not.toContain(DECOY);
+    }
+  });
+
+  it('credentials in the URL of a document are shown in no form when its fetch fails', async () => {
+    const served = http.createServer((req, res) => {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: 'bad credentials', got: req.headers.authorization }));
+    });
+    const docBase = await listenLoopback(served);
+    try {
+      const err = (await importOpenApi(`http://docs:pw-doc-Secret-5@${docBase.slice(7)}/openapi.json`, local).catch(
+        (e: Error) => e,
+      )) as Error;
+      expect(err.message).toContain('answered HTTP 401');
+      expect(err.message).toContain('Basic ***');
+      expect(err.message).not.toContain('pw-doc-Secret-5');
+      expect(err.message).not.toContain(Buffer.from('docs:pw-doc-Secret-5').toString('base64').slice(0, 8));
+    } finally {
+      await closeServer(served);
     }
   });
 

@@ -41,7 +41,10 @@ function maskTrailingPrefix(text: string, secrets: readonly string[]): string {
   return longest ? `${text.slice(0, text.length - longest)}***` : text;
 }
 
-/** Every form a secret may take in text we show: as given, URL-encoded, form-encoded, decoded and JSON-escaped. */
+/**
+ * Every form a secret may take in text we show: as given, URL-encoded, form-encoded, decoded,
+ * JSON-escaped, and as the URL parser writes it in a path or a query.
+ */
 export function secretForms(secrets: readonly string[]): string[] {
   const out = new Set<string>();
   const add = (s: string) => {
@@ -50,6 +53,9 @@ export function secretForms(secrets: readonly string[]): string[] {
     out.add(encodeURIComponent(s));
     out.add(new URLSearchParams({ s }).toString().slice(2));
     out.add(JSON.stringify(s).slice(1, -1));
+    // As the URL parser writes it in a path and in a query (a `${ENV}` in a URL template).
+    out.add(new URL(`http://x/${s}`).pathname.slice(1));
+    out.add(new URL(`http://x/?${s}`).search.slice(1));
   };
   for (const s of secrets) {
     add(s);
@@ -78,7 +84,8 @@ export interface SentRequest {
  * Every form of `secrets` the request carries, plus what the package builds from them: the URL's
  * user and password (percent-encoded as in the URL and decoded), `user:password`, its base64 (the
  * `Authorization: Basic` value the connection sends), and each header value
- * holding a secret (without its scheme word: `Bearer`, `Basic`, `Token`...). Longest first.
+ * holding a secret (without its scheme word: `Bearer`, `Basic`, `Token`...; a `Basic` value also
+ * as the `user:pass` it decodes to). Longest first.
  */
 export function sentSecretForms(secrets: readonly string[], request?: SentRequest): string[] {
   const base = new Set(secretForms(secrets));
@@ -94,8 +101,14 @@ export function sentSecretForms(secrets: readonly string[], request?: SentReques
   for (const value of Object.values(request?.headers ?? {})) {
     if (![...base].some((s) => value.includes(s))) continue;
     // `Bearer <token>`: the token is scrubbed (the scheme word stays readable); any other value whole.
-    const token = /^[A-Za-z][\w-]*\s+(\S.*)$/.exec(value)?.[1];
+    const [, scheme, token] = /^([A-Za-z][\w-]*)\s+(\S.*)$/.exec(value) ?? [];
     for (const f of secretForms([token ?? value])) forms.add(f);
+    // `Basic <base64>` written in the config: what it decodes to (`user:pass`) is the secret too.
+    if (scheme?.toLowerCase() === 'basic' && token) {
+      const decoded = Buffer.from(token, 'base64').toString('utf8');
+      if (decoded.includes(':') && !/\p{Cc}|\uFFFD/u.test(decoded))
+        for (const f of secretForms([decoded, ...decoded.split(':')])) forms.add(f);
+    }
   }
   return longestFirst(forms);
 }

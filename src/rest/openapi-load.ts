@@ -10,6 +10,7 @@
 import { WorkerPool } from '../worker-pool.js';
 import { compilePolicy, type SsrfPolicy } from '../net/ssrf.js';
 import { HTTP_DEFAULT_TIMEOUT_SECONDS, renderBody, sendHttp, statusFailure } from '../net/http.js';
+import { scrubText, sentSecretForms, urlCredentials } from '../net/scrub.js';
 
 /**
  * Nodes (objects, arrays and values) a document may have once every $ref is replaced by its
@@ -41,17 +42,30 @@ export async function loadOpenApiDocument(
   const name = typeof source === 'string' ? source : '(object)';
   if (typeof source === 'string' && /^https?:\/\//i.test(source)) {
     const url = new URL(source);
-    const res = await sendHttp(
-      { method: 'GET', url, headers: { Accept: 'application/json' } },
-      { policy: compilePolicy(ssrfPolicy), timeoutMs: HTTP_DEFAULT_TIMEOUT_SECONDS * 1000 },
-    );
-    if (res.status < 200 || res.status > 299) throw statusFailure(res, 'GET');
-    const body = renderBody(res, 'GET');
-    if (body.kind !== 'json' || !body.json || typeof body.json !== 'object')
-      throw new Error(
-        `${url.href} did not answer with a JSON document (${body.contentType}). Save a YAML document to a file and import the file.`,
-      );
-    return { doc: await resolve({ kind: 'object', doc: body.json }, url.href), base: res.finalUrl };
+    const request = { method: 'GET', url, headers: { Accept: 'application/json' } };
+    // Credentials in the document's URL go out as Basic auth: no message shows them in any form.
+    const secrets = sentSecretForms(urlCredentials(source), request);
+    let json: unknown;
+    let base: URL;
+    try {
+      const res = await sendHttp(request, {
+        policy: compilePolicy(ssrfPolicy),
+        timeoutMs: HTTP_DEFAULT_TIMEOUT_SECONDS * 1000,
+      });
+      if (res.status < 200 || res.status > 299) throw statusFailure(res, 'GET', secrets);
+      const body = renderBody(res, 'GET');
+      if (body.kind !== 'json' || !body.json || typeof body.json !== 'object')
+        throw new Error(
+          `${url.href} did not answer with a JSON document (${body.contentType}). Save a YAML document to a file and import the file.`,
+        );
+      json = body.json;
+      base = res.finalUrl;
+    } catch (err) {
+      // No `cause`: it may carry the credentials this message scrubs.
+      // eslint-disable-next-line preserve-caught-error
+      throw new Error(scrubText((err as Error).message, secrets));
+    }
+    return { doc: await resolve({ kind: 'object', doc: json }, scrubText(url.href, secrets)), base };
   }
   const job = typeof source === 'string' ? { kind: 'file', path: source } : { kind: 'object', doc: source };
   return { doc: await resolve(job, name) };
