@@ -184,6 +184,16 @@ describe('secrets at the edge of a cut (item 6)', () => {
 });
 
 describe('SECRET_MIN_CHARS', () => {
+  it('no form of any secret is shorter than SECRET_MIN_CHARS, so scrubbing never mangles ordinary text', () => {
+    expect(secretForms(['../..', 'ab?cdefg', 'x#yzzz', '%41%42%43%44'])).not.toContain('');
+    fc.assert(
+      fc.property(fc.array(fc.string({ minLength: 0, maxLength: 12 }), { maxLength: 4 }), (secrets) => {
+        for (const form of secretForms(secrets)) expect(form.length).toBeGreaterThanOrEqual(SECRET_MIN_CHARS);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it('a secret of exactly SECRET_MIN_CHARS characters is scrubbed; one character shorter is not', async () => {
     for (const [key, scrubbed] of [
       ['wxyz0123456'.slice(0, SECRET_MIN_CHARS), true],

@@ -53,9 +53,10 @@ export function secretForms(secrets: readonly string[]): string[] {
     out.add(encodeURIComponent(s));
     out.add(new URLSearchParams({ s }).toString().slice(2));
     out.add(JSON.stringify(s).slice(1, -1));
-    // As the URL parser writes it in a path and in a query (a `${ENV}` in a URL template).
-    out.add(new URL(`http://x/${s}`).pathname.slice(1));
-    out.add(new URL(`http://x/?${s}`).search.slice(1));
+    // As the URL parser writes it in a path and in a query (a `${ENV}` in a URL template); only
+    // when that is the whole secret encoded (`?`, `#` or `..` would cut or fold it to a part).
+    for (const f of [new URL(`http://x/${s}`).pathname.slice(1), new URL(`http://x/?${s}`).search.slice(1)])
+      if (f.length >= s.length) out.add(f);
   };
   for (const s of secrets) {
     add(s);
