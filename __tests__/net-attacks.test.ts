@@ -8,6 +8,7 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import http from 'node:http';
 import path from 'node:path';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import { createRegistry, registerBuiltinTools } from '../src/index.js';
 import { importOpenApi, registerOpenApiTools, registerRestTools } from '../src/rest/index.js';
@@ -446,6 +447,21 @@ describe('OpenAPI $refs do not read local files (item 9)', () => {
       expect(err.message).not.toContain(Buffer.from('docs:pw-doc-Secret-5').toString('base64').slice(0, 8));
     } finally {
       await closeServer(served);
+    }
+  });
+
+  it('a FIFO named like a JSON file, as a $ref or as the document, is refused at once (it would hold an I/O thread)', async () => {
+    const fifoDir = await tempDir('toolbelt-ref-fifo-');
+    try {
+      execFileSync('mkfifo', [path.join(fifoDir.dir, 'pipe.json')]);
+      const file = path.join(fifoDir.dir, 'api.json');
+      await writeFile(file, JSON.stringify(withRef('./pipe.json')));
+      for (const source of [file, path.join(fifoDir.dir, 'pipe.json')]) {
+        const err = (await importOpenApi(source).catch((e: Error) => e)) as Error;
+        expect(err.message).toMatch(/pipe\.json is not a regular file\.$/);
+      }
+    } finally {
+      await fifoDir.cleanup();
     }
   });
 

@@ -8,7 +8,8 @@
 // Must not fetch URLs, build tools or word the final errors (openapi-load.ts does).
 // Plain JavaScript because a worker runs outside any TypeScript transform.
 import { parentPort } from 'node:worker_threads';
-import { readFile, realpath } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { open, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import $RefParser from '@apidevtools/json-schema-ref-parser';
@@ -37,7 +38,7 @@ function confinedFiles(dir, root, refusals) {
           `a $ref to ${raw} is remote, and the import does not fetch remote $refs; save that schema next to the document`,
         );
       const target = /^file:/i.test(raw) ? fileURLToPath(raw) : raw;
-      if (target === root) return readFile(root);
+      if (target === root) return readRegular(root, refuse);
       if (!READABLE.has(path.extname(target).toLowerCase()))
         refuse(`a $ref to ${target} is not a JSON or YAML file (.json, .yaml, .yml); only those are read`);
       let real;
@@ -49,9 +50,29 @@ function confinedFiles(dir, root, refusals) {
       const rel = path.relative(dir, real);
       if (rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel))
         refuse(`a $ref to ${target} is outside the document's directory ${dir}; move the file next to the document`);
-      return readFile(real);
+      return readRegular(real, refuse);
     },
   };
+}
+
+/**
+ * The bytes of `file` if it is a regular file: opened without blocking and checked on the open
+ * handle, so a FIFO or device (which would hold a thread of the process's I/O pool forever, even
+ * after the worker is stopped) is refused, also one swapped in after a check.
+ */
+async function readRegular(file, refuse) {
+  let handle;
+  try {
+    handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  } catch (err) {
+    refuse(`${file} could not be opened (${err.code ?? err.message})`);
+  }
+  try {
+    if (!(await handle.stat()).isFile()) refuse(`${file} is not a regular file`);
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
 }
 
 /** A resolver that refuses every external $ref (a document given as an object or fetched by URL). */
