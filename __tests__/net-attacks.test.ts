@@ -534,6 +534,23 @@ describe('bounded import (item 10)', () => {
     expect((await importOpenApi(bomb(3, 3))).configs).toHaveLength(1);
   });
 
+  it('the same bomb split across files next to the document is refused the same way', async () => {
+    const dir = await tempDir('toolbelt-ref-bomb-');
+    try {
+      for (let d = 0; d < 8; d++) {
+        const props: Record<string, unknown> = {};
+        for (let w = 0; w < 10; w++) props[`p${w}`] = d === 7 ? { type: 'string' } : { $ref: `./L${d + 1}.json` };
+        await writeFile(path.join(dir.dir, `L${d}.json`), JSON.stringify({ type: 'object', properties: props }));
+      }
+      const doc = bomb(1, 1);
+      doc.paths['/x'].post.requestBody.content['application/json'].schema.$ref = './L0.json';
+      await writeFile(path.join(dir.dir, 'api.json'), JSON.stringify(doc));
+      await expect(importOpenApi(path.join(dir.dir, 'api.json'))).rejects.toThrow(/\(OPENAPI_MAX_EXPANDED_NODES\)/);
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
   it(`a document of exactly OPENAPI_MAX_EXPANDED_NODES expanded nodes imports; one more is refused`, async () => {
     // Nodes: the root, openapi, info (+2 values), servers (+1 server +1 url), paths, c (+ a: 1 + k strings),
     // r (1 + m $refs to c.a, each k + 1 once expanded), f (1 + j numbers).
