@@ -16,6 +16,7 @@ import { HTTP_ERROR_BODY_CHARS } from '../src/net/http.js';
 import { ERROR_SNIPPET_CHARS } from '../src/tools/web/webfetch.js';
 import { cutScrubbed, secretForms, SECRET_MIN_CHARS } from '../src/net/scrub.js';
 import { OPENAPI_MAX_EXPANDED_NODES } from '../src/rest/openapi-load.js';
+import { OPENAPI_MAX_SCHEMA_NODES } from '../src/rest/openapi.js';
 import { callTool } from './tool-call.js';
 import { listenLoopback, closeServer, tempDir } from './helpers.js';
 
@@ -555,7 +556,7 @@ describe('bounded import (item 10)', () => {
     // Nodes: the root, openapi, info (+2 values), servers (+1 server +1 url), paths, c (+ a: 1 + k strings),
     // r (1 + m $refs to c.a, each k + 1 once expanded), f (1 + j numbers).
     const k = 999;
-    const m = 998;
+    const m = Math.floor((OPENAPI_MAX_EXPANDED_NODES - 2_000) / (1 + k));
     const fixed = 1 + 1 + 3 + 3 + 1 + (2 + k) + (1 + m * (1 + k)) + 1;
     const doc = (extra: number) => ({
       openapi: '3.0.3',
@@ -568,6 +569,38 @@ describe('bounded import (item 10)', () => {
     });
     await expect(importOpenApi(doc(0))).resolves.toMatchObject({ title: 'Edge', configs: [] });
     await expect(importOpenApi(doc(1))).rejects.toThrow(/OPENAPI_MAX_EXPANDED_NODES/);
+  });
+
+  it('an operation whose argument schemas hold exactly OPENAPI_MAX_SCHEMA_NODES schema objects is imported; one more is skipped', async () => {
+    // The body schema: itself plus n - 1 string properties = n schema objects.
+    const op = (n: number) => ({
+      operationId: `op${n}`,
+      requestBody: {
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              properties: Object.fromEntries(Array.from({ length: n - 1 }, (_, i) => [`p${i}`, { type: 'string' }])),
+            },
+          },
+        },
+      },
+      responses: { '200': { description: 'ok' } },
+    });
+    const doc = {
+      openapi: '3.0.3',
+      info: { title: 'Wide', version: '1' },
+      servers: [{ url: apiBase }],
+      paths: { '/at': { post: op(OPENAPI_MAX_SCHEMA_NODES) }, '/past': { post: op(OPENAPI_MAX_SCHEMA_NODES + 1) } },
+    };
+    const imported = await importOpenApi(doc);
+    expect(imported.configs.map((c) => c.name)).toEqual([`op${OPENAPI_MAX_SCHEMA_NODES}`]);
+    expect(imported.skipped).toEqual([
+      {
+        operation: `op${OPENAPI_MAX_SCHEMA_NODES + 1}`,
+        reason: `its argument schemas have more than ${OPENAPI_MAX_SCHEMA_NODES.toLocaleString('en-US')} schema objects (OPENAPI_MAX_SCHEMA_NODES), too large for a tool schema`,
+      },
+    ]);
   });
 
   it('an unparsable path key skips that operation with the reason; the others are imported', async () => {

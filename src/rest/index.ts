@@ -16,6 +16,7 @@ export {
   registerOpenApiTools,
   OPENAPI_MAX_DESCRIPTION_CHARS,
   OPENAPI_MAX_SCHEMA_DEPTH,
+  OPENAPI_MAX_SCHEMA_NODES,
   type OpenApiImportOptions,
   type OpenApiImport,
 } from './openapi.js';

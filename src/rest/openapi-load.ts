@@ -16,7 +16,7 @@ import { scrubText, sentSecretForms, urlCredentials } from '../net/scrub.js';
  * Nodes (objects, arrays and values) a document may have once every $ref is replaced by its
  * target (a $ref to itself, a cycle, counts as one); a document past it is refused before it is expanded.
  */
-export const OPENAPI_MAX_EXPANDED_NODES = 1_000_000;
+export const OPENAPI_MAX_EXPANDED_NODES = 10_000_000;
 /** Longest the reading and $ref resolution of one document may take before its worker is stopped. */
 export const OPENAPI_IMPORT_TIMEOUT_MS = 30_000;
 /** Heap of the worker that resolves a document's $refs, in MB; a document that needs more fails. */

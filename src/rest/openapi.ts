@@ -13,6 +13,11 @@ import { registerRestTools, type RegisterRestOptions, type RestToolConfig } from
 export const OPENAPI_MAX_DESCRIPTION_CHARS = 1024;
 /** Levels of nested schema kept before the rest is summarised in a description. */
 export const OPENAPI_MAX_SCHEMA_DEPTH = 8;
+/**
+ * Schema objects one operation's arguments may hold (within OPENAPI_MAX_SCHEMA_DEPTH); an
+ * operation past it is skipped with the reason: its tool schema would be too large for a model.
+ */
+export const OPENAPI_MAX_SCHEMA_NODES = 10_000;
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
 
@@ -150,6 +155,7 @@ function operationConfig(input: OperationInput): RestToolConfig {
     (p.in === 'header' && Object.keys(auth.headers).some((h) => h.toLowerCase() === p.name.toLowerCase())) ||
     (p.in === 'query' && p.name in auth.query);
   checkRoute(route, server);
+  const budget = { left: OPENAPI_MAX_SCHEMA_NODES };
   let path = route;
   for (const p of params) {
     if (p.in === 'cookie') {
@@ -158,7 +164,12 @@ function operationConfig(input: OperationInput): RestToolConfig {
     }
     if (covered(p)) continue;
     const arg = argName(p.name, properties);
-    properties[arg] = schemaToJson(p.schema ?? { type: 'string' }, p.description || `${p.in} parameter ${p.name}`, 0);
+    properties[arg] = schemaToJson(
+      p.schema ?? { type: 'string' },
+      p.description || `${p.in} parameter ${p.name}`,
+      0,
+      budget,
+    );
     if (p.required || p.in === 'path') required.push(arg);
     if (p.in === 'path') path = path.replaceAll(`{${p.name}}`, `{${arg}}`);
     else if (p.in === 'query') query[p.name] = `{${arg}}`;
@@ -177,6 +188,7 @@ function operationConfig(input: OperationInput): RestToolConfig {
         (content[type].schema as Json) ?? {},
         str(requestBody.description, 'The request body'),
         0,
+        budget,
       );
       if (requestBody.required) required.push(arg);
       body = `{${arg}}`;
@@ -265,7 +277,12 @@ const KEPT = [
 ] as const;
 
 /** An OpenAPI 3.0 schema object as JSON Schema: `nullable` as a type list, OpenAPI-only keywords dropped, a description everywhere. */
-function schemaToJson(schema: Json, fallbackDescription: string, depth: number): Json {
+function schemaToJson(schema: Json, fallbackDescription: string, depth: number, budget: { left: number }): Json {
+  if (--budget.left < 0)
+    throw new Error(
+      `its argument schemas have more than ${OPENAPI_MAX_SCHEMA_NODES.toLocaleString('en-US')} schema objects ` +
+        '(OPENAPI_MAX_SCHEMA_NODES), too large for a tool schema',
+    );
   if (!schema || typeof schema !== 'object') return { type: 'string', description: fallbackDescription };
   if (typeof schema.$ref === 'string' || depth > OPENAPI_MAX_SCHEMA_DEPTH)
     return {
@@ -287,7 +304,7 @@ function schemaToJson(schema: Json, fallbackDescription: string, depth: number):
     const props: Json = {};
     for (const [name, child] of Object.entries(schema.properties as Record<string, Json>)) {
       if (child?.readOnly === true) continue; // set by the server, never sent
-      props[name] = schemaToJson(child, name, depth + 1);
+      props[name] = schemaToJson(child, name, depth + 1, budget);
     }
     out.properties = props;
     if (!out.type) out.type = 'object';
@@ -297,12 +314,12 @@ function schemaToJson(schema: Json, fallbackDescription: string, depth: number):
     if (req.length) out.required = req;
   }
   if (schema.items && typeof schema.items === 'object')
-    out.items = schemaToJson(schema.items as Json, 'an item', depth + 1);
+    out.items = schemaToJson(schema.items as Json, 'an item', depth + 1, budget);
   if (schema.additionalProperties && typeof schema.additionalProperties === 'object')
-    out.additionalProperties = schemaToJson(schema.additionalProperties as Json, 'a value', depth + 1);
+    out.additionalProperties = schemaToJson(schema.additionalProperties as Json, 'a value', depth + 1, budget);
   for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
     const list = schema[key];
-    if (Array.isArray(list)) out[key] = list.map((s: Json, i) => schemaToJson(s, `option ${i + 1}`, depth + 1));
+    if (Array.isArray(list)) out[key] = list.map((s: Json, i) => schemaToJson(s, `option ${i + 1}`, depth + 1, budget));
   }
   if (schema.nullable === true && typeof out.type === 'string') out.type = [out.type, 'null'];
   return out;
