@@ -659,14 +659,18 @@ describe('the response cache does not skip the guard (item 11)', () => {
     expect((await callTool(tools, 'rest__inventory', {})).result.metadata.cached).toBe(true);
   });
 
-  it('the same tool under a stricter guard does not get what it cached under a looser one, redirects included', async () => {
+  it('the same tool under a stricter guard does not get what it cached under a looser one; a redirected answer is not cached', async () => {
     const registry = registerBuiltinTools(createRegistry(), ['http_request']);
     const loose = await registry.tools({ initCtx: { httpCacheTtlSeconds: 600, allowPrivateNetwork: true } });
     const viaRedirect = `${apiBase}/redirect?to=${encodeURIComponent(`http://localhost:${new URL(apiBase).port}/inventory`)}`;
-    for (const url of [inventory(), viaRedirect]) {
+    // The direct answer is cached; the one reached through a redirect is not (its hops would go unjudged).
+    for (const [url, cached] of [
+      [inventory(), true],
+      [viaRedirect, false],
+    ] as const) {
       const first = await callTool(loose, 'http_request', { method: 'GET', url });
       expect(String(first.content)).toContain('internal-only');
-      expect((await callTool(loose, 'http_request', { method: 'GET', url })).result.metadata.cached).toBe(true);
+      expect((await callTool(loose, 'http_request', { method: 'GET', url })).result.metadata.cached).toBe(cached);
     }
     const strict = await registry.tools({ initCtx: { httpCacheTtlSeconds: 600 } });
     const refused = await callTool(strict, 'http_request', { method: 'GET', url: inventory() });

@@ -101,7 +101,9 @@ export async function callApi(options: ApiCallOptions): Promise<Tool.Result<ApiC
     }
     if (response.status < 200 || response.status > 299) throw statusFailure(response, request.method, secrets);
     const body = renderBody(response, request.method);
-    if (key && !hit) options.cache!.store.set(key, response);
+    // A response reached through a redirect is not kept: serving it later would skip judging its
+    // hops (the pipeline's policy judges only the URL asked for, which is the key).
+    if (key && !hit && response.redirects.length === 0) options.cache!.store.set(key, response);
     const metadata: ApiCallMetadata = {
       method: request.method,
       url: shownUrl,
