@@ -58,9 +58,10 @@ function cacheOwner(options: ApiCallOptions): string {
 }
 
 /**
- * Whether a cached response may be served to this call: every URL it came through (the request's,
- * each redirect hop, the final one) passes this call's host allowlist and address policy, as a
- * fresh exchange would have to. A refused hit is not served: the call goes out and is refused there.
+ * Whether a cached response may be served to this call: every URL it came through (the request's
+ * and the final one, and any hop, though answers reached through a redirect are not stored) passes
+ * this call's host allowlist and address policy, as a fresh exchange would have to. A refused hit
+ * is not served: the call goes out and is refused there.
  */
 function servable(response: HttpExchangeResponse, options: ApiCallOptions): boolean {
   const hops = [options.request.url, ...response.redirects.map((r) => new URL(r)), response.finalUrl];
