@@ -603,6 +603,16 @@ describe('bounded import (item 10)', () => {
     ]);
   });
 
+  it('a document object holding a value that is not JSON is refused with a sentence, and later imports still work', async () => {
+    const bad = { openapi: '3.0.3', info: { title: 'Bad', version: '1' }, paths: {}, hook: () => 1 };
+    await expect(importOpenApi(bad)).rejects.toThrow(
+      /holds a value that is not JSON .*Pass plain JSON data, or a file\./,
+    );
+    await expect(importOpenApi({ ...bad, hook: undefined, servers: [{ url: apiBase }] })).resolves.toMatchObject({
+      title: 'Bad',
+    });
+  });
+
   it('an unparsable path key skips that operation with the reason; the others are imported', async () => {
     const doc = {
       openapi: '3.0.3',

@@ -67,8 +67,18 @@ export async function loadOpenApiDocument(
     }
     return { doc: await resolve({ kind: 'object', doc: json }, scrubText(url.href, secrets)), base };
   }
-  const job = typeof source === 'string' ? { kind: 'file', path: source } : { kind: 'object', doc: source };
-  return { doc: await resolve(job, name) };
+  if (typeof source === 'string') return { doc: await resolve({ kind: 'file', path: source }, name) };
+  let doc: unknown;
+  try {
+    // Checked here: a value the worker cannot receive would fail inside the pool, not as a sentence.
+    doc = structuredClone(source);
+  } catch (err) {
+    throw new Error(
+      `The OpenAPI document ${name} holds a value that is not JSON (${(err as Error).message}). Pass plain JSON data, or a file.`,
+      { cause: err },
+    );
+  }
+  return { doc: await resolve({ kind: 'object', doc }, name) };
 }
 
 async function resolve(job: Record<string, unknown>, name: string): Promise<Record<string, unknown>> {
