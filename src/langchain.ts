@@ -2,7 +2,8 @@
  * The LangChain adapter: an initialised tool becomes a DynamicStructuredTool whose calls go through
  * the shared pipeline. Invoked with a ToolCall it returns a ToolMessage (content = output, artifact =
  * the structured result, status `error` on failure); progress goes to `onToolResult`, to
- * `config.writer` (LangGraph's `streamMode: 'custom'`) and to callback handlers (`streamEvents`).
+ * `config.writer` (LangGraph's `streamMode: 'custom'`), to LangChain core's tool events
+ * (`handleToolEvent`: LangGraph's `streamMode: 'tools'`) and to callback handlers (`streamEvents`).
  * Must not validate, time out or cap: those are the pipeline's; this file only adapts LangChain's calling convention.
  */
 import {
@@ -182,7 +183,12 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
             timestamp: update.timestamp,
           };
           if (writer) writer(chunk);
-          if (runManager) void runManager.handleCustomEvent(PROGRESS_EVENT, chunk).catch(() => undefined);
+          if (runManager) {
+            // LangChain core's native tool event (what a tool whose call yields reports): LangGraph's
+            // `streamMode: 'tools'` streams it as `on_tool_event` with the tool call id.
+            void runManager.handleToolEvent(chunk).catch(() => undefined);
+            void runManager.handleCustomEvent(PROGRESS_EVENT, chunk).catch(() => undefined);
+          }
         },
       ];
     }
