@@ -18,6 +18,7 @@ export {
   type ExecuteOptions,
   type CreateContext,
 } from './registry.js';
+export type { TelemetryOptions } from './telemetry.js';
 export { parsePermissionList, type ToolPermission, type ToolPermissions, type PermissionGrant } from './permissions.js';
 export { descriptionBeside } from './description.js';
 export {

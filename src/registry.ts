@@ -36,6 +36,7 @@ import { executeBatch, type BatchCall } from './batch.js';
 import type { Policy } from './policy/policy.js';
 import type { CheckEnvironment } from './policy/checks.js';
 import { PendingCalls, type LateResult } from './pending.js';
+import { Telemetry, type TelemetryOptions } from './telemetry.js';
 import type { PendingCall } from './pipeline/types.js';
 
 /** Default number of tool calls a registry runs at once; more wait in a queue. */
@@ -55,6 +56,8 @@ export interface RegistryOptions {
   policy?: Policy;
   /** The repeated-call guard (default: the policy's, else on at 3 identical calls in a row); `false` turns it off. */
   loopGuard?: GateOptions['loopGuard'];
+  /** OpenTelemetry spans of calls (docs/telemetry.md): on when `@opentelemetry/api` and a provider are there. */
+  telemetry?: TelemetryOptions;
 }
 
 /** How a tool is registered; each field overrides what the tool declared in `Tool.define`. */
@@ -159,6 +162,8 @@ export class ToolRegistryImpl {
   private readonly gate: PolicyGate;
   /** Calls whose tools returned `Tool.pending`, until their results are taken. */
   private readonly pendingCalls: PendingCalls;
+  /** The spans of this registry's calls (and of `task`'s sub-agents). */
+  readonly telemetry: Telemetry;
 
   constructor(options: RegistryOptions = {}) {
     this.semaphore = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
@@ -168,6 +173,7 @@ export class ToolRegistryImpl {
     // Getters read the registry's current values (the timeout can change, subscribers come and go).
     const timeoutMs = () => this.defaultTimeoutMs;
     const subscribers = this.subscribers;
+    this.telemetry = new Telemetry(options.telemetry);
     this.host = {
       semaphore: this.semaphore,
       deadlines: new DeadlineQueue(),
@@ -182,6 +188,7 @@ export class ToolRegistryImpl {
       record: (toolId, durationMs, error) => this.record(toolId, durationMs, error),
       authorize: (call) => this.gate.authorize(call),
       pend: (request) => this.pendingCalls.add(request),
+      telemetry: this.telemetry,
     };
     this.pendingCalls = new PendingCalls((event) => this.emit(event), this.truncateOptions);
     this.onDispose(() => this.pendingCalls.dispose());
