@@ -50,6 +50,8 @@ export interface AdapterOptions {
   extra?: Record<string, unknown>;
   /** Send the OpenAI strict-mode form of the schema (optional fields required-nullable, no extra keys). */
   strict?: boolean;
+  /** A deferred tool: carries `extras: { defer_loading: true }` (offered through a tool search until found). */
+  deferLoading?: boolean;
 }
 
 type ToolCallLike = { type: 'tool_call'; id?: string; name: string; args: unknown };
@@ -93,6 +95,7 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
       },
     });
     this.baseListeners = options.onToolResult ? [options.onToolResult] : [];
+    if (options.deferLoading) this.extras = { ...this.extras, defer_loading: true };
   }
 
   /**

@@ -130,6 +130,10 @@ export interface ToolSource {
   readonly kind: string;
   readonly name: string;
   close(): Promise<void>;
+  /** Called by `tools()` before it picks the tools it hands out (deferral plans its 'auto' set here). */
+  prepare?(initCtx: Tool.InitContext): Promise<void>;
+  /** The tools this source defers (offered through a search until found); see src/mcp/lazy.ts. */
+  deferredTools?(): ReadonlyArray<{ id: string }>;
 }
 
 const DEFAULT_INIT_CTX: Tool.InitContext = Object.freeze({});
@@ -355,7 +359,10 @@ export class ToolRegistryImpl {
   /** LangChain tools for `createAgent`, filtered by ids and/or permissions. */
   async tools(options: ToolsOptions = {}): Promise<StructuredToolInterface[]> {
     const initCtx = options.initCtx ?? DEFAULT_INIT_CTX;
+    for (const source of this.ownedSources) await source.prepare?.(initCtx);
     const selected = this.select(options);
+    // Deferred tools carry `extras.defer_loading` (providerToolSearchMiddleware, lazyToolsMiddleware).
+    const deferred = new Set([...this.ownedSources].flatMap((s) => s.deferredTools?.().map((t) => t.id) ?? []));
     // The tools handed out here, fixed now (a tool registered later is not among them either).
     const chosen = new Set(selected);
     const toolSet: Tool.ToolSet = { has: (id) => chosen.has(id) && this.entries.has(id) };
@@ -377,6 +384,7 @@ export class ToolRegistryImpl {
           timeoutMs: options.timeoutMs,
           signal: options.signal,
           strict: options.strict,
+          ...(deferred.has(id) ? { deferLoading: true } : {}),
         }),
       ),
     );

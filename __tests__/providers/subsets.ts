@@ -32,13 +32,26 @@ export interface SentTool {
   /** The parameters schema as sent (undefined when the API allows leaving it out and it was). */
   parameters?: Record<string, unknown>;
   strict?: boolean;
+  /** Sent with `defer_loading: true` (found through the provider's tool search). */
+  deferred?: boolean;
 }
 
 type Json = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Json => !!v && typeof v === 'object' && !Array.isArray(v);
 
-/** The tool definitions in a request body of `api`. */
+/**
+ * The provider's own (server) tools in a request body: OpenAI Responses' `{ type: 'tool_search' }`
+ * and other built-ins, Anthropic's typed tools such as `tool_search_tool_bm25_20251119`.
+ */
+export function serverTools(api: Api, body: Json): Json[] {
+  const tools = Array.isArray(body.tools) ? body.tools.filter(isObject) : [];
+  if (api === 'openai-responses') return tools.filter((t) => t.type !== undefined && t.type !== 'function');
+  if (api === 'anthropic') return tools.filter((t) => typeof t.type === 'string' && t.type !== 'custom');
+  return [];
+}
+
+/** The tool definitions in a request body of `api` (function tools; the provider's own are `serverTools`). */
 export function sentTools(api: Api, body: Json): SentTool[] {
   const tools = Array.isArray(body.tools) ? body.tools.filter(isObject) : [];
   switch (api) {
@@ -50,21 +63,32 @@ export function sentTools(api: Api, body: Json): SentTool[] {
           description: f.description as string | undefined,
           parameters: f.parameters as Json | undefined,
           strict: f.strict === true,
+          ...(t.defer_loading === true ? { deferred: true } : {}),
         };
       });
-    case 'openai-responses':
-      return tools.map((t) => ({
-        name: String(t.name),
-        description: t.description as string | undefined,
-        parameters: t.parameters as Json | undefined,
-        strict: t.strict === true,
-      }));
-    case 'anthropic':
-      return tools.map((t) => ({
-        name: String(t.name),
-        description: t.description as string | undefined,
-        parameters: t.input_schema as Json | undefined,
-      }));
+    case 'openai-responses': {
+      const server = new Set(serverTools(api, body));
+      return tools
+        .filter((t) => !server.has(t))
+        .map((t) => ({
+          name: String(t.name),
+          description: t.description as string | undefined,
+          parameters: t.parameters as Json | undefined,
+          strict: t.strict === true,
+          ...(t.defer_loading === true ? { deferred: true } : {}),
+        }));
+    }
+    case 'anthropic': {
+      const server = new Set(serverTools(api, body));
+      return tools
+        .filter((t) => !server.has(t))
+        .map((t) => ({
+          name: String(t.name),
+          description: t.description as string | undefined,
+          parameters: t.input_schema as Json | undefined,
+          ...(t.defer_loading === true ? { deferred: true } : {}),
+        }));
+    }
     case 'gemini':
       return tools
         .flatMap((t): unknown[] => (Array.isArray(t.functionDeclarations) ? t.functionDeclarations : []))
