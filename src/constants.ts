@@ -7,6 +7,7 @@
 export { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from './registry.js';
 export { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
 export { PROGRESS_EVENT } from './langchain.js';
+export { MIN_DESCRIPTION_CHARS } from './description-fit.js';
 export { ABORT_GRACE_MS } from './pipeline/call.js';
 export { TRACER_NAME, MAX_SPAN_CONTENT_CHARS } from './telemetry.js';
 export { STALE_TEMP_MIN_AGE_MS, STALE_TEMP_MAX_AGE_MS } from './atomic-write.js';

@@ -20,6 +20,7 @@ import type { JsonSchema } from './schema/portable.js';
 import { runCall, type PipelineHost } from './pipeline/call.js';
 import type { OnToolResult, ToolFinalUpdate, ToolUpdate } from './pipeline/types.js';
 import { resultText } from './result-text.js';
+import { fitDescription } from './description-fit.js';
 
 /**
  * `@langchain/core/runnables` (the barrel ensureConfig and mergeConfigs live in), loaded by the first
@@ -52,6 +53,18 @@ export interface AdapterOptions {
   strict?: boolean;
   /** A deferred tool: carries `extras: { defer_loading: true }` (offered through a tool search until found). */
   deferLoading?: boolean;
+  /** Fit the description under this many characters (src/description-fit.ts). */
+  maxDescriptionChars?: number;
+}
+
+/** The description and schema a provider is sent. */
+function definitionFor(tool: Tool.Initialized, options: AdapterOptions): { description: string; schema: JsonSchema } {
+  // Providers see the portable JSON Schema (src/schema/); validation itself happens in the
+  // pipeline, against the zod schema, so that bad input becomes an actionable ToolMessage.
+  const schema = providerJsonSchema(tool, { strict: options.strict });
+  if (options.maxDescriptionChars === undefined) return { description: tool.description, schema };
+  const fitted = fitDescription(tool.id, tool.description, schema, options.maxDescriptionChars);
+  return { description: fitted.description, schema: fitted.schema };
 }
 
 type ToolCallLike = { type: 'tool_call'; id?: string; name: string; args: unknown };
@@ -85,10 +98,7 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
   ) {
     super({
       name: tool.id,
-      description: tool.description,
-      // Providers see the portable JSON Schema (src/schema/); validation itself happens in the
-      // pipeline, against the zod schema, so that bad input becomes an actionable ToolMessage.
-      schema: providerJsonSchema(tool, { strict: options.strict }),
+      ...definitionFor(tool, options),
       func: async (input, runManager, config) => {
         const final = await this.run(input, { signal: config?.signal, runManager });
         return [resultText(final), final.result];

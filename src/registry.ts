@@ -102,6 +102,12 @@ export interface ToolsOptions {
    * or `bindTools(tools, { strict: true })`.
    */
   strict?: boolean;
+  /**
+   * Fit each description under this many characters, for endpoints that refuse longer ones (Azure
+   * OpenAI and several proxies: 1,024): the opening lines stay, lines about a parameter move into its
+   * description, the rest is left out with a pointer to `toolbelt run <tool> --help` (docs/providers.md).
+   */
+  maxDescriptionChars?: number;
 }
 
 /** Options of `execute()` beyond the contract's four arguments. */
@@ -384,6 +390,7 @@ export class ToolRegistryImpl {
           timeoutMs: options.timeoutMs,
           signal: options.signal,
           strict: options.strict,
+          maxDescriptionChars: options.maxDescriptionChars,
           ...(deferred.has(id) ? { deferLoading: true } : {}),
         }),
       ),
