@@ -42,7 +42,9 @@ Commands:
   agent   Run a LangChain agent (createAgent) with the tools on a task. --model defaults to
           $TOOLBELT_MODEL; the provider's package (e.g. @langchain/openai) and key must be present.
           --max-retries N: retries of a failed model request (default 2, max 10). .env in the
-          current directory is read first (docs/cli.md lists the variables).
+          current directory is read first (docs/cli.md lists the variables). The agent is offered
+          task with a general-purpose sub-agent (same model and tools); --no-task leaves it out.
+          --max-description-chars N fits tool descriptions under N characters (1024 for Azure).
 
 Options (every command):
   --workspace DIR     Workspace root the file tools are sandboxed to (default: $AGENT_WORKSPACE_ROOT
