@@ -90,7 +90,7 @@ async function doctor({ registry, initCtx, grant }: Setup, values: Values): Prom
       const sent: SentTool = {
         name: t.name,
         description: t.description,
-        parameters: none ? undefined : (schema),
+        parameters: none ? undefined : schema,
         strict: target.strict,
       };
       const found = apiViolations(target.api, sent);
