@@ -149,6 +149,39 @@ describe('deferred by id', () => {
     expect(registry.has(TOOL_SEARCH_ID)).toBe(false);
   });
 
+  it('tool_search keeps to its grant: deferred built-ins outside it are neither listed nor found', async () => {
+    const registry = registerBuiltinTools(createRegistry(), {
+      only: ['read', 'glob', 'bash', 'webfetch'],
+      defer: ['glob', 'bash', 'webfetch'],
+    });
+    const tools = await registry.tools({ enabledPermissions: ['read'], initCtx: { workingDir: ws.dir } });
+    const search = tools.find((t) => t.name === TOOL_SEARCH_ID)!;
+    expect(search.description).toContain('glob');
+    expect(search.description).not.toMatch(/bash|webfetch/);
+    for (const query of ['bash', 'webfetch', 'run a shell command']) {
+      const msg = (await search.invoke({
+        type: 'tool_call',
+        id: `c_${query}`,
+        name: TOOL_SEARCH_ID,
+        args: { query },
+      })) as {
+        content: string;
+        artifact: { metadata: { found: string[] } };
+      };
+      expect(msg.artifact.metadata.found).not.toContain('bash');
+      expect(msg.artifact.metadata.found).not.toContain('webfetch');
+    }
+    const found = (await search.invoke({
+      type: 'tool_call',
+      id: 'c_glob',
+      name: TOOL_SEARCH_ID,
+      args: { query: 'glob' },
+    })) as {
+      artifact: { metadata: { found: string[] } };
+    };
+    expect(found.artifact.metadata.found).toEqual(['glob']);
+  });
+
   it('the mocks refuse deferred tools as the real APIs do: without a search tool, and on Chat Completions', async () => {
     const registry = registerBuiltinTools(createRegistry(), {
       only: ['read', 'glob', 'webfetch'],
