@@ -22,7 +22,8 @@ export class BackendError extends Error {
   constructor(
     message: string,
     /** `threw`: the method threw; `refused`: it answered an error; the rest: the answer was unusable. */
-    readonly kind: 'threw' | 'refused' | 'stopped' | 'malformed' | 'too-large' | 'outside' | 'missing-method' = 'malformed',
+    readonly kind:
+      'threw' | 'refused' | 'stopped' | 'malformed' | 'too-large' | 'outside' | 'missing-method' = 'malformed',
   ) {
     super(message);
     this.name = 'BackendError';
@@ -98,13 +99,14 @@ export class GuardedBackend {
     this.samePath('edit', file, r.path);
     if (r.occurrences !== undefined && typeof r.occurrences !== 'number')
       throw this.malformed('edit', file, 'its occurrences is not a number');
-    return (r.occurrences as number | undefined) ?? 1;
+    return typeof r.occurrences === 'number' ? r.occurrences : 1;
   }
 
   async delete(file: string, signal: AbortSignal): Promise<void> {
-    const del = this.lifted.delete;
-    if (!del) throw new BackendError(`The backend ${this.name} cannot delete (it has no delete method).`, 'missing-method');
-    const r = await this.invoke('delete', file, signal, () => del(file));
+    const lifted = this.lifted;
+    if (!lifted.delete)
+      throw new BackendError(`The backend ${this.name} cannot delete (it has no delete method).`, 'missing-method');
+    const r = await this.invoke('delete', file, signal, () => lifted.delete!(file));
     this.samePath('delete', file, r.path);
   }
 
@@ -137,7 +139,11 @@ export class GuardedBackend {
   /** Runs `command` on the backend (only when `canExecute`). */
   async execute(command: string, signal: AbortSignal): Promise<ExecuteResponse> {
     const exec = this.lifted.execute;
-    if (!exec) throw new BackendError(`The backend ${this.name} cannot run commands (it has no execute method).`, 'missing-method');
+    if (!exec)
+      throw new BackendError(
+        `The backend ${this.name} cannot run commands (it has no execute method).`,
+        'missing-method',
+      );
     const r = await this.invoke('execute', 'the command', signal, () => exec(command), true);
     if (typeof r.output !== 'string') throw this.malformed('execute', 'the command', 'its output is not text');
     if (r.exitCode !== null && typeof r.exitCode !== 'number')
@@ -145,7 +151,7 @@ export class GuardedBackend {
     const cut = r.output.length > MAX_BACKEND_OUTPUT_CHARS;
     return {
       output: cut ? r.output.slice(0, MAX_BACKEND_OUTPUT_CHARS) : r.output,
-      exitCode: r.exitCode as number | null,
+      exitCode: r.exitCode,
       truncated: r.truncated === true || cut,
     };
   }
@@ -166,17 +172,24 @@ export class GuardedBackend {
     try {
       answer = await raceAbort(Promise.resolve().then(fn), signal);
     } catch (err) {
-      if (err === ABORTED) throw this.stopped(op, target);
+      if (err instanceof Aborted) throw this.stopped(op, target);
       throw new BackendError(
         `The backend ${this.name} failed at ${op} of ${target}: ${errorText(err)}. Nothing more was done; check the backend, or retry.`,
         'threw',
       );
     }
     if (answer === null || typeof answer !== 'object' || Array.isArray(answer))
-      throw this.malformed(op, target, `it is ${answer === null ? 'null' : Array.isArray(answer) ? 'a list' : typeof answer}, not a result object`);
+      throw this.malformed(
+        op,
+        target,
+        `it is ${answer === null ? 'null' : Array.isArray(answer) ? 'a list' : typeof answer}, not a result object`,
+      );
     const r = answer as Record<string, unknown>;
     if (!keepError && r.error !== undefined && r.error !== null && r.error !== '') {
-      throw new BackendError(`The backend ${this.name} refused ${op} of ${target}: ${oneLine(String(r.error))}`, 'refused');
+      throw new BackendError(
+        `The backend ${this.name} refused ${op} of ${target}: ${oneLine(typeof r.error === 'string' ? r.error : JSON.stringify(r.error))}`,
+        'refused',
+      );
     }
     return r;
   }
@@ -208,7 +221,10 @@ export class GuardedBackend {
   private samePath(op: string, file: string, answered: unknown): void {
     if (answered === undefined || answered === null || answered === file) return;
     if (typeof answered !== 'string') throw this.malformed(op, file, 'its path is not text');
-    if (posix.normalize(`/${answered}`) !== posix.normalize(`/${file}`))
+    const a = posix.normalize(`/${answered}`);
+    const f = posix.normalize(`/${file}`);
+    // deepagents' CompositeBackend answers the routed backend's path, its route prefix stripped.
+    if (a !== f && !(a !== '/' && f.endsWith(a)))
       throw new BackendError(
         `The backend ${this.name} answered ${op} of ${file} for another path, ${JSON.stringify(answered)}; check that file, and the backend's path handling.`,
         'outside',
@@ -236,12 +252,13 @@ export class GuardedBackend {
   }
 }
 
-const ABORTED = Symbol('aborted');
+/** The race's rejection when the signal won. */
+class Aborted extends Error {}
 
 /** `p`, or a rejection with ABORTED as soon as `signal` aborts. */
 function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(ABORTED);
+    const onAbort = () => reject(new Aborted('aborted'));
     signal.addEventListener('abort', onAbort, { once: true });
     p.then(
       (v) => {
@@ -250,7 +267,7 @@ function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
       },
       (e: unknown) => {
         signal.removeEventListener('abort', onAbort);
-        reject(e);
+        reject(e instanceof Error ? e : new Error(String(e)));
       },
     );
   });

@@ -28,7 +28,9 @@ export function isSandboxBackend(backend: unknown): backend is SandboxBackendPro
 type Either = Partial<BackendProtocolV2> & Partial<Omit<BackendProtocolV1, 'read' | 'readRaw'>>;
 
 /** `backend` as a V2 backend (a V2 backend's answers pass through unchanged; V1 answers are wrapped). */
-export function liftBackend(backend: AnyBackendProtocol): BackendProtocolV2 & { execute?: (command: string) => MaybePromise<ExecuteResponse>; id?: string } {
+export function liftBackend(
+  backend: AnyBackendProtocol,
+): BackendProtocolV2 & { execute?: (command: string) => MaybePromise<ExecuteResponse>; id?: string } {
   const b = backend as Either;
   const call = <K extends keyof Either>(name: K): ((...args: unknown[]) => unknown) => {
     const fn = b[name];

@@ -41,7 +41,11 @@ export class PolicyGate {
   /** Where paths of calls made under `initCtx` resolve, and what the tools are. */
   environment(initCtx: Tool.InitContext = {}): CheckEnvironment {
     const extra = Array.isArray(initCtx.additionalRoots) ? initCtx.additionalRoots : undefined;
-    const env: CheckEnvironment = { workspaceRoot: workspaceRootFor(initCtx), additionalRoots: extra, toolFacts: this.facts };
+    const env: CheckEnvironment = {
+      workspaceRoot: workspaceRootFor(initCtx),
+      additionalRoots: extra,
+      toolFacts: this.facts,
+    };
     if (initCtx.backend !== undefined) env.backendPaths = true; // paths are the backend's (checks.ts)
     return env;
   }

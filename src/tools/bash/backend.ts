@@ -78,7 +78,9 @@ export const BackendBashTool = Tool.define<typeof parameters, BashMetadata>(
         const title = args.description || abbreviate(args.command);
         const workdir = args.workdir ? posix.normalize(args.workdir.replace(/^\/+/, '')) : '.';
         if (workdir.split('/').includes('..'))
-          throw new Error(`workdir ${JSON.stringify(args.workdir)} leaves the backend's command directory; give a directory inside it.`);
+          throw new Error(
+            `workdir ${JSON.stringify(args.workdir)} leaves the backend's command directory; give a directory inside it.`,
+          );
         const command = workdir === '.' ? args.command : `cd -- ${shellQuote(workdir)} && ${args.command}`;
         ctx.metadata({ title, metadata: { description: title, output: '', danger: danger.level } });
         const stop = new AbortController();

@@ -99,8 +99,13 @@ export const BackendGrepTool = Tool.define<typeof parameters, GrepMetadata>(
         const collector = new Collector(MAX_MATCHES, after, before > 0 || after > 0, full);
         const literal = plainLiteral(args.pattern);
         const engine: GrepBackend =
-          literal !== undefined && !args.caseInsensitive && before === 0 && after === 0 ? 'backend-literal' : 'backend-regex';
-        ctx.metadata({ title: `grep ${JSON.stringify(args.pattern)} in ${shownPath(target)}`, metadata: { backend: engine } });
+          literal !== undefined && !args.caseInsensitive && before === 0 && after === 0
+            ? 'backend-literal'
+            : 'backend-regex';
+        ctx.metadata({
+          title: `grep ${JSON.stringify(args.pattern)} in ${shownPath(target)}`,
+          metadata: { backend: engine },
+        });
         try {
           let cutByBackend = false;
           if (engine === 'backend-literal') {
@@ -157,7 +162,8 @@ async function literalSearch(
   }
   for (const p of [...byFile.keys()].sort()) {
     const acc = collector.newFile();
-    for (const m of byFile.get(p)!.sort((a, b) => a.line - b.line)) acc.add({ line: m.line, text: m.text, match: true });
+    for (const m of byFile.get(p)!.sort((a, b) => a.line - b.line))
+      acc.add({ line: m.line, text: m.text, match: true });
     collector.filesScanned++;
     collector.addFile(p, acc, 0);
   }
@@ -216,7 +222,8 @@ function collectFile(
   for (let i = 0; i < lines.length; i++) {
     const n = i + 1;
     if (compiled.line.test(lines[i])) {
-      for (let c = Math.max(lastAdded + 1, n - before); c < n; c++) acc.add({ line: c, text: lines[c - 1], match: false });
+      for (let c = Math.max(lastAdded + 1, n - before); c < n; c++)
+        acc.add({ line: c, text: lines[c - 1], match: false });
       acc.add({ line: n, text: lines[i], match: true });
       lastAdded = n;
       afterUntil = n + after;

@@ -25,7 +25,8 @@ export function backendOf(initCtx: Tool.InitContext): GuardedBackend {
 
 /** A model's path as the backend's path: `/`-rooted, normalised; a NUL byte is refused. */
 export function backendPath(given: string): string {
-  if (given.includes('\0')) throw new Error(`The path ${JSON.stringify(given)} contains a NUL byte; give a plain path.`);
+  if (given.includes('\0'))
+    throw new Error(`The path ${JSON.stringify(given)} contains a NUL byte; give a plain path.`);
   const trimmed = given.trim() || '.';
   return posix.resolve('/', trimmed);
 }
@@ -59,7 +60,8 @@ export function contentStamp(file: BackendFile): FileStamp {
 }
 
 /** What is at `p`: a file, a directory (the backend lists entries under it), or nothing. */
-export type Entry = { kind: 'file'; file: BackendFile } | { kind: 'dir'; entries: number } | { kind: 'missing'; error?: string };
+export type Entry =
+  { kind: 'file'; file: BackendFile } | { kind: 'dir'; entries: number } | { kind: 'missing'; error?: string };
 
 /**
  * What is at `p`. A backend says "not found" in its own words, so a failed `readRaw` is followed by a
@@ -84,7 +86,10 @@ export async function entryAt(g: GuardedBackend, p: string, signal: AbortSignal)
   const siblings = await g.ls(posix.dirname(p), signal);
   if (siblings.some((f) => !f.is_dir && !f.path.endsWith('/') && posix.basename(f.path) === name)) {
     // It is there but cannot be read: the backend's own failure, not "missing".
-    throw failure ?? new BackendError(`The backend ${g.name} refused readRaw of ${p}: ${error ?? 'no reason given'}`, 'refused');
+    throw (
+      failure ??
+      new BackendError(`The backend ${g.name} refused readRaw of ${p}: ${error ?? 'no reason given'}`, 'refused')
+    );
   }
   return { kind: 'missing', error };
 }

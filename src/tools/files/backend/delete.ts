@@ -68,7 +68,14 @@ export const BackendDeleteTool = Tool.define(
         return {
           title: `deleted ${shown}`,
           output: `Deleted directory ${shown} and the ${all} entr${all === 1 ? 'y' : 'ies'} in it.`,
-          metadata: { path: shown, kind: 'directory', entries: all, danger: 'dangerous', backend: g.name, truncated: false },
+          metadata: {
+            path: shown,
+            kind: 'directory',
+            entries: all,
+            danger: 'dangerous',
+            backend: g.name,
+            truncated: false,
+          },
         };
       },
     };

@@ -10,8 +10,25 @@ import { Tool } from '../../../tool.js';
 import { tenantOf } from '../../../tenant.js';
 import { descriptionBeside } from '../../../description.js';
 import { diffOfReplacements } from '../../../diff.js';
-import { MAX_EDIT_FILE_BYTES, applyRanges, countLines, editParameters, edited, matchRanges, normaliseEol } from '../edit.js';
-import { backendOf, backendPath, contentStamp, entryAt, replaceContent, shownPath, textOf, trackKey } from './common.js';
+import {
+  MAX_EDIT_FILE_BYTES,
+  applyRanges,
+  countLines,
+  editParameters,
+  edited,
+  matchRanges,
+  normaliseEol,
+} from '../edit.js';
+import {
+  backendOf,
+  backendPath,
+  contentStamp,
+  entryAt,
+  replaceContent,
+  shownPath,
+  textOf,
+  trackKey,
+} from './common.js';
 
 export const BackendEditTool = Tool.define(
   {

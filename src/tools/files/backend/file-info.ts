@@ -33,7 +33,11 @@ export const BackendFileInfoTool = Tool.define<typeof parameters, FileInfoMetada
         const shown = shownPath(p);
         const entry = await entryAt(g, p, ctx.abort);
         if (entry.kind === 'missing') {
-          return { title: shown, output: `${shown} does not exist.`, metadata: { path: shown, exists: false, truncated: false } };
+          return {
+            title: shown,
+            output: `${shown} does not exist.`,
+            metadata: { path: shown, exists: false, truncated: false },
+          };
         }
         const meta: FileInfoMetadata = { path: shown, exists: true, truncated: false };
         if (entry.kind === 'dir') {

@@ -66,7 +66,8 @@ export const BackendListTool = Tool.define<typeof parameters, ListMetadata>(
           throw new Error(
             `Directory ${JSON.stringify(args.path)} does not exist (resolved to ${root}). Check the path, or list its parent first.`,
           );
-        if (entry.kind === 'file') throw new Error(`${shownPath(root)} is a file, not a directory. Use read to see its content.`);
+        if (entry.kind === 'file')
+          throw new Error(`${shownPath(root)} is a file, not a directory. Use read to see its content.`);
         const extra = makeIgnore([...LIST_DEFAULT_IGNORES, ...(args.ignore ?? [])]);
         const top: Node = { name: root, path: root, dir: true };
         const queue: Node[] = [top];
@@ -132,9 +133,7 @@ function childrenOf(
     }
     if (!hidden) out.push({ name, path: p, dir: isDir });
   }
-  return out.sort((a, b) =>
-    a.dir !== b.dir ? (a.dir ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
-  );
+  return out.sort((a, b) => (a.dir !== b.dir ? (a.dir ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 function render(node: Node, depth: number, lines: string[]): void {

@@ -17,7 +17,9 @@ export const MAX_BACKEND_MOVE_FILES = 1000;
 
 const parameters = z.object({
   from: z.string().describe('Path of the file or directory to move: absolute, or relative to the workspace root.'),
-  to: z.string().describe('Its new path (not the directory to move it into): absolute, or relative to the workspace root.'),
+  to: z
+    .string()
+    .describe('Its new path (not the directory to move it into): absolute, or relative to the workspace root.'),
   overwrite: z
     .boolean()
     .optional()
@@ -95,7 +97,14 @@ export const BackendMoveTool = Tool.define(
         return {
           title: `${shownFrom} -> ${shownTo}`,
           output: `Moved ${kind} ${shownFrom} to ${shownTo}${target.kind === 'file' ? ' (replacing the file that was there)' : ''}.`,
-          metadata: { from: shownFrom, to: shownTo, kind, replaced: target.kind === 'file', backend: g.name, truncated: false },
+          metadata: {
+            from: shownFrom,
+            to: shownTo,
+            kind,
+            replaced: target.kind === 'file',
+            backend: g.name,
+            truncated: false,
+          },
         };
       },
     };

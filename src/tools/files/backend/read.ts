@@ -87,7 +87,9 @@ export const BackendReadTool = Tool.define(
           );
         }
         if (file.text === undefined) {
-          const why = binaryReason(Buffer.from(file.bytes!.subarray(0, 4096))) || `the backend stores it as ${file.mimeType ?? 'bytes'}`;
+          const why =
+            binaryReason(Buffer.from(file.bytes!.subarray(0, 4096))) ||
+            `the backend stores it as ${file.mimeType ?? 'bytes'}`;
           throw new Error(`${shown} looks like a binary file (${why}); read only works on text files.`);
         }
         const lines = splitLines(file.text);

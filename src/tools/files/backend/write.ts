@@ -10,7 +10,16 @@ import { tenantOf } from '../../../tenant.js';
 import { descriptionBeside } from '../../../description.js';
 import { unifiedDiff } from '../../../diff.js';
 import { MAX_WRITE_BYTES } from '../write.js';
-import { backendOf, backendPath, contentStamp, entryAt, replaceContent, shownPath, textOf, trackKey } from './common.js';
+import {
+  backendOf,
+  backendPath,
+  contentStamp,
+  entryAt,
+  replaceContent,
+  shownPath,
+  textOf,
+  trackKey,
+} from './common.js';
 
 const parameters = z.object({
   filePath: z.string().describe('Path of the file to write: absolute, or relative to the workspace root.'),
