@@ -292,7 +292,12 @@ function lazyInfo(entry: Entry, descriptionPath: string): Tool.Info {
     async init(initCtx) {
       // The seam: one check per init (the registry caches inits), none per call.
       if (initCtx?.backend !== undefined) {
-        if (entry.onBackend) return (await load(entry, true)).init(initCtx);
+        if (entry.onBackend) {
+          // After the tool's module: it has loaded common.js already (imports one at a time).
+          const info = await load(entry, true);
+          const { answerStops } = await import('./files/backend/common.js');
+          return answerStops(await info.init(initCtx));
+        }
         if (entry.family === 'files') return notOnBackend(entry);
       }
       return (await load(entry)).init(initCtx);

@@ -127,3 +127,20 @@ export function textOf(file: BackendFile, shown: string): string {
   if (file.text !== undefined) return file.text;
   throw new Error(`${shown} is a binary file (${file.mimeType ?? 'bytes'}); this tool only works on text files.`);
 }
+
+/**
+ * `tool` with a backend that did not answer before the call was stopped (timeout or abort) reported
+ * as a result carrying the sentence naming the backend and the operation: the pipeline then adds its
+ * own stop notice to it, where a thrown error would have been replaced by that notice alone.
+ */
+export function answerStops(tool: Tool.Initialized): Tool.Initialized {
+  const execute = tool.execute.bind(tool);
+  return {
+    ...tool,
+    execute: (args, ctx) =>
+      execute(args, ctx).catch((err: unknown) => {
+        if (!(err instanceof BackendError) || err.kind !== 'stopped') throw err;
+        return { title: tool.id, output: err.message, metadata: { error: err.message, truncated: false } };
+      }),
+  };
+}
