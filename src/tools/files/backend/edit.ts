@@ -101,7 +101,13 @@ export const BackendEditTool = Tool.define(
         const { summary: d, startLines } = diffOfReplacements(shown, content, ranges);
         const final = bom + (crlf ? updated.replace(/\n/g, '\r\n') : updated);
         if (ctx.abort.aborted) throw new Error('edit was aborted; the file is unchanged.');
-        await replaceContent(g, p, raw, final, ctx.abort);
+        if (matcher === 'exact' && ranges.length === 1 && !crlf && oldString !== '') {
+          // One exact match: the backend's own edit of just that text is enough, and cheaper than
+          // sending the whole file; it refuses when the text is no longer there exactly once.
+          await g.edit(p, oldString, newString, ctx.abort);
+        } else {
+          await replaceContent(g, p, raw, final, ctx.abort);
+        }
         readTracker.record(ctx.sessionID, key, contentStamp({ text: final }));
         const result = edited(shown, d, ranges.length, startLines[0], matcher, score);
         return { ...result, metadata: { ...result.metadata, backend: g.name } };
