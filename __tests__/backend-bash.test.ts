@@ -43,7 +43,10 @@ describe('bash over LocalShellBackend (execute)', () => {
     expect(u.result.title).toBe('read it (exit 4)');
     expect(u.result.output).toMatch(new RegExp(`^41\\n${path.join(shellDir.dir, 'data')}\\n`));
     expect(u.result.output).toMatch(/\[exit code 4\]$/);
-    expect(u.result.metadata).toMatchObject({ exitCode: 4, backend: expect.stringMatching(/^LocalShellBackend \(local-/) });
+    expect(u.result.metadata).toMatchObject({
+      exitCode: 4,
+      backend: expect.stringMatching(/^LocalShellBackend \(local-/),
+    });
     expect(executed).toEqual(["cd -- 'data' && cat n.txt && pwd && exit 4"]);
     // The host workspace given beside the backend saw nothing.
     await expect(readFile(path.join(hostDir.dir, 'data', 'n.txt'))).rejects.toThrow();
@@ -110,7 +113,7 @@ describe('host-only file tools are not offered on a backend', () => {
   });
 });
 
-describe('the policy judges a backend path as the backend\'s, never as a host path', () => {
+describe("the policy judges a backend path as the backend's, never as a host path", () => {
   it('a deny rule on .env applies to the backend file; the host workspace file of the same name is not what was judged', async () => {
     await writeFile(path.join(hostDir.dir, 'ok.txt'), 'host\n');
     const backend = new StoreBackend({ store: new InMemoryStore(), namespace: ['p'] });
@@ -128,7 +131,12 @@ describe('the policy judges a backend path as the backend\'s, never as a host pa
     // host path outside the workspace (which would be judged as "outside").
     const tmp = await registry.execute('write', { filePath: '/tmp/x.txt', content: 'x' }, { sessionID: 's' }, initCtx);
     expect(tmp.error).toMatch(/not there/);
-    const fine = await registry.execute('write', { filePath: '/notes/x.txt', content: 'x' }, { sessionID: 's' }, initCtx);
+    const fine = await registry.execute(
+      'write',
+      { filePath: '/notes/x.txt', content: 'x' },
+      { sessionID: 's' },
+      initCtx,
+    );
     expect(fine.success).toBe(true);
   });
 });
