@@ -91,7 +91,9 @@ describe('a backend method that throws', () => {
     backend.sabotage.edit = () => ({ error: 'quota exceeded' });
     const r = await call('edit', { filePath: 'a.txt', oldString: 'two', newString: 'TWO' });
     expect(r.ok).toBe(false);
-    expect(r.output).toMatch(/changed on the backend HostileBackend while it was being written.*nothing was written/);
+    expect(r.output).toBe(
+      'File a.txt was not changed: the backend HostileBackend refused the edit (quota exceeded). The file may have changed there since it was read: read it again and retry. Nothing was written.',
+    );
     expect(await stored('/a.txt')).toBe('one\ntwo\n');
   });
 
@@ -254,7 +256,9 @@ describe('nothing half-written', () => {
       return realEdit(p as string, o as string, n as string, all as boolean);
     };
     const r = await call('edit', { filePath: 'a.txt', oldString: 'two', newString: 'TWO' });
-    expect(r.output).toMatch(/^File a\.txt changed on the backend HostileBackend while it was being written/);
+    expect(r.output).toMatch(
+      /^File a\.txt was not changed: the backend HostileBackend refused the edit \(Error: String not found in file: 'two'\)\. The file may have changed there since it was read/,
+    );
     expect(await stored('/a.txt')).toBe('changed\n');
   });
 });

@@ -107,19 +107,34 @@ export async function replaceContent(
   signal: AbortSignal,
 ): Promise<void> {
   if (before) {
-    try {
-      await g.edit(p, before, after, signal);
-      return;
-    } catch (err) {
-      if (err instanceof BackendError && err.kind === 'refused')
-        throw new Error(
-          `File ${shownPath(p)} changed on the backend ${g.name} while it was being written (its edit no longer found the content read a moment before); nothing was written. Read it again and retry.`,
-          { cause: err },
-        );
-      throw err;
-    }
+    await editOrExplain(g, p, before, after, signal);
+    return;
   }
   await g.write(p, after, signal);
+}
+
+/**
+ * The backend's `edit` of `oldString` (which was there once when read); a refusal (the text is no
+ * longer there exactly once: the file changed meanwhile, or the backend refuses edits) becomes one
+ * sentence saying nothing was written, with the backend's own words.
+ */
+export async function editOrExplain(
+  g: GuardedBackend,
+  p: string,
+  oldString: string,
+  newString: string,
+  signal: AbortSignal,
+): Promise<void> {
+  try {
+    await g.edit(p, oldString, newString, signal);
+  } catch (err) {
+    if (!(err instanceof BackendError) || err.kind !== 'refused') throw err;
+    const why = err.message.replace(/^The backend .*? refused edit of \S+: /, '');
+    throw new Error(
+      `File ${shownPath(p)} was not changed: the backend ${g.name} refused the edit (${why}). The file may have changed there since it was read: read it again and retry. Nothing was written.`,
+      { cause: err },
+    );
+  }
 }
 
 /** Text of a backend file, or a sentence saying it is binary. */

@@ -23,6 +23,7 @@ import {
   backendOf,
   backendPath,
   contentStamp,
+  editOrExplain,
   entryAt,
   replaceContent,
   shownPath,
@@ -104,7 +105,7 @@ export const BackendEditTool = Tool.define(
         if (matcher === 'exact' && ranges.length === 1 && !crlf && oldString !== '') {
           // One exact match: the backend's own edit of just that text is enough, and cheaper than
           // sending the whole file; it refuses when the text is no longer there exactly once.
-          await g.edit(p, oldString, newString, ctx.abort);
+          await editOrExplain(g, p, oldString, newString, ctx.abort);
         } else {
           await replaceContent(g, p, raw, final, ctx.abort);
         }
