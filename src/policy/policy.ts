@@ -56,6 +56,8 @@ export class Policy {
   /** What a check no rule matches gets. */
   readonly fallback: PolicyAction;
   readonly loopGuard: LoopGuardOptions | false;
+  /** The file's `"sandbox"` options, if it had any (the CLI hands them to its registry). */
+  readonly sandbox?: PolicyConfig['sandbox'];
   onPermissionRequest?: OnPermissionRequest;
   /** One-call grants (call id + arguments hash). */
   readonly grants = new GrantStore();
@@ -67,11 +69,17 @@ export class Policy {
     this.fallback = config.default ?? 'allow';
     this.loopGuard = config.loopGuard === false ? false : { threshold: 3, action: 'deny', ...config.loopGuard };
     this.onPermissionRequest = options.onPermissionRequest;
+    if (config.sandbox) this.sandbox = config.sandbox;
   }
 
   /** The policy as JSON (what `toolbelt policy show` prints). */
   toJSON(): PolicyConfig {
-    return { default: this.fallback, rules: this.rules.map((r) => ({ ...r })), loopGuard: this.loopGuard };
+    return {
+      default: this.fallback,
+      rules: this.rules.map((r) => ({ ...r })),
+      loopGuard: this.loopGuard,
+      ...(this.sandbox ? { sandbox: this.sandbox } : {}),
+    };
   }
 
   /** What the rules (and this session's "always" approvals) say about a call. */

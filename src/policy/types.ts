@@ -4,6 +4,7 @@
  */
 import type { ToolPermission } from '../permissions.js';
 import type { DangerLevel } from '../tools/bash/danger.js';
+import type { SandboxOptions } from '../sandbox/types.js';
 
 export type { DangerLevel };
 
@@ -49,6 +50,8 @@ export interface PolicyConfig {
   default?: PolicyAction;
   /** The loop guard for registries using this policy; `false` turns it off. */
   loopGuard?: LoopGuardOptions | false;
+  /** The OS sandbox the CLI runs commands in (docs/sandbox.md); code passes it to `createRegistry` instead. */
+  sandbox?: SandboxOptions;
 }
 
 /** What a check is about: the value rules' patterns are matched against. */
