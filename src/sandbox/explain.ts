@@ -28,7 +28,7 @@ const DENIED = new RegExp(
   'g',
 );
 const NETWORK =
-  /Network is unreachable|Could not resolve host|Temporary failure in name resolution|Name or service not known|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)|ENETUNREACH|Connection refused|ECONNREFUSED|CONNECT tunnel failed, response 403|Received HTTP code 403 from proxy/;
+  /Network is unreachable|Could not resolve host|Temporary failure in name resolution|Name or service not known|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)|ENETUNREACH|Connection refused|ECONNREFUSED|Couldn't connect to server|Failed to connect to|CONNECT tunnel failed, response 403|Received HTTP code 403 from proxy/;
 const NOT_PERMITTED = /Operation not permitted|EPERM|permission denied\.?\s*\n?\s*dmesg/;
 
 /** A path token as an absolute path (relative ones against `cwd`); undefined for what is not a path. */

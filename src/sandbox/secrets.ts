@@ -1,7 +1,8 @@
 /**
  * Which paths the sandbox hides: the home directory's credential stores, the files in the
  * workspace roots and the home directory that match the default policy's secret patterns
- * (`.env*`, `*.pem`, `*.key`, ...) or the user's `denyRead` globs, and the user's `denyRead` paths.
+ * (`.env*`, `*.pem`, `*.key`, ...) or the user's `denyRead` globs, the unix sockets found there,
+ * and the user's `denyRead` paths.
  * Must not build engine arguments (bwrap.ts) nor decide when to scan again (runtime.ts).
  */
 import { promises as fs, type Dirent } from 'node:fs';
@@ -100,7 +101,8 @@ async function walk(
     if (e.isDirectory()) {
       if (globs.some((g) => matchPath(g, rel) || matchPath(g, `${rel}/x`))) add(abs, true);
       else if (!SECRET_SCAN_SKIPPED_DIRS.includes(e.name)) await walk(root, abs, depth - 1, globs, add, budget, out);
-    } else if (globs.some((g) => matchPath(g, rel))) {
+    } else if (e.isSocket() || globs.some((g) => matchPath(g, rel))) {
+      // A unix socket on a read-only mount still accepts connections (an agent, a daemon): hidden too.
       add(abs, false);
     }
   }
