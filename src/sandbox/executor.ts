@@ -9,7 +9,6 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import { findExecutable } from '../files.js';
-import { killProcessGroup } from '../tools/bash/process-group.js';
 import { SandboxRuntime } from './runtime.js';
 import type { SandboxOptions, SandboxStatus } from './types.js';
 
@@ -107,7 +106,9 @@ function runBounded(
     }
     const timer = setTimeout(() => {
       timedOut = true;
-      if (child.pid !== undefined) void killProcessGroup(child.pid);
+      // Loaded when needed: the root entry loads no built-in tool's module.
+      if (child.pid !== undefined)
+        void import('../tools/bash/process-group.js').then(({ killProcessGroup }) => killProcessGroup(child.pid!));
     }, timeoutMs);
     child.once('error', (err) => {
       clearTimeout(timer);

@@ -15,7 +15,7 @@ import type { Tool } from '../tool.js';
 import { findExecutable } from '../files.js';
 import { bwrapArguments, innerCommand, normaliseRoots, proxyUrl } from './bwrap.js';
 import { findHiddenPaths, type HiddenPaths } from './secrets.js';
-import { FilteringProxy } from './proxy.js';
+import type { FilteringProxy } from './proxy.js';
 import { sandboxNote } from './explain.js';
 import type { SandboxMode, SandboxOptions, SandboxStatus } from './types.js';
 
@@ -282,7 +282,9 @@ export class SandboxRuntime {
     const key = JSON.stringify(domains);
     let p = this.proxies.get(key);
     if (!p) {
-      p = FilteringProxy.start(path.join(this.privateDir(), `proxy-${this.proxies.size}.sock`), domains);
+      const socket = path.join(this.privateDir(), `proxy-${this.proxies.size}.sock`);
+      // Node's HTTP stack loads only when a registry allows hosts (the root entry loads none).
+      p = import('./proxy.js').then(({ FilteringProxy: Proxy }) => Proxy.start(socket, domains));
       this.proxies.set(key, p);
       p.catch(() => this.proxies.delete(key));
     }
