@@ -15,6 +15,7 @@ import path from 'node:path';
 import { createRegistry, registerBuiltinTools, type ToolRegistryType } from '../src/index.js';
 import type { SandboxOptions } from '../src/sandbox/types.js';
 import { closeServer, listenLoopback, tempDir, until } from './helpers.js';
+import { ensureDist, ROOT } from './dist.js';
 
 /** Whether bwrap can contain a command here; the reason when it cannot. */
 function bwrapProblem(): string | undefined {
@@ -163,18 +164,18 @@ suite('the sandbox contains what the parser cannot see (real bubblewrap)', () =>
     const status = readFileSync(`/proc/${decoy.pid}/status`, 'utf8');
     if (!/^State:\s+S/m.test(status)) found.push(`the decoy process is ${/^State:.*$/m.exec(status)?.[0]}`);
     if (!/^TracerPid:\s+0$/m.test(status)) found.push('the decoy process is being traced');
-    if (hostProcessesWith(String(MARKER)).length) found.push('a marked process outlived the command');
+    if (sleepers(MARKER).length) found.push('a marked process outlived the command');
     return found;
   }
 
-  /** Every process whose command line holds `text` (an outlived sandboxed child). */
-  function hostProcessesWith(text: string): number[] {
+  /** `sleep <marker>` processes anywhere on the host. */
+  function sleepers(marker: number): number[] {
     const pids: number[] = [];
     for (const e of readdirSync('/proc')) {
-      if (!/^\d+$/.test(e) || Number(e) === process.pid) continue;
+      if (!/^\d+$/.test(e)) continue;
       try {
-        const cmd = readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0').join(' ');
-        if (cmd.includes(text) && !cmd.includes('jest')) pids.push(Number(e));
+        const argv = readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0');
+        if (path.basename(argv[0]) === 'sleep' && argv[1] === String(marker)) pids.push(Number(e));
       } catch {
         // gone
       }
@@ -291,6 +292,11 @@ int main(void) { FILE *f = fopen("../outside/from-c", "w"); if (!f) { perror("..
       const command = `export DECOY=${decoy.pid} PORT=${tcpPort} UDP=${udpPort} SOCK='${unixPath}'; ${raw}`;
       const res = await bash(registry, command);
       expect([name, res.result.metadata.sandboxed]).toEqual([name, true]);
+      // Whatever the command left behind dies with its pid namespace, which the kernel tears down
+      // as the sandbox's init exits (a moment after bwrap reports the shell's exit).
+      await until(() => sleepers(MARKER).length === 0, `${name}: leftovers to end with the namespace`, 5_000).catch(
+        () => undefined,
+      );
       for (const e of escapes(res.result.output)) failures.push(`${name}: ${e}`);
     }
     expect(failures).toEqual([]);
@@ -399,7 +405,7 @@ int main(void) { FILE *f = fopen("../outside/from-c", "w"); if (!f) { perror("..
   it('a timeout and an abort still end the whole contained tree', async () => {
     const timed = await bash(registry, `sleep ${MARKER + 1} & sleep ${MARKER + 1}`, { timeout: 300 });
     expect(timed.result.metadata.killed).toBe('timeout');
-    expect(hostProcessesWith(String(MARKER + 1))).toEqual([]);
+    expect(sleepers(MARKER + 1)).toEqual([]);
 
     const controller = new AbortController();
     const running = registry.execute(
@@ -415,8 +421,22 @@ int main(void) { FILE *f = fopen("../outside/from-c", "w"); if (!f) { perror("..
     );
     const aborted = await running;
     expect(aborted.success).toBe(false);
-    await until(() => hostProcessesWith(String(MARKER + 2)).length === 0, 'the aborted tree to end');
+    await until(() => sleepers(MARKER + 2).length === 0, 'the aborted tree to end');
   });
+
+  it('the contained tree dies with its parent: a host killed with SIGKILL leaves no command running', async () => {
+    await ensureDist();
+    const script = `
+      import { createRegistry, registerBuiltinTools } from ${JSON.stringify(path.join(ROOT, 'dist/index.js'))};
+      const r = registerBuiltinTools(createRegistry({ sandbox: { mode: 'required', filesystem: { home: ${JSON.stringify(home)} } } }));
+      r.execute('bash', { command: 'sleep ${MARKER + 4} & sleep ${MARKER + 4}', description: 'orphan' }, {}, { workspaceRoot: ${JSON.stringify(ws)} });
+      setInterval(() => {}, 1000);
+    `;
+    const host = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
+    await until(() => sleepers(MARKER + 4).length === 2, 'the contained commands to start', 30_000);
+    host.kill('SIGKILL');
+    await until(() => sleepers(MARKER + 4).length === 0, 'the orphaned sandbox to end', 10_000);
+  }, 60_000);
 
   it('bash_kill ends a contained background job and everything it started', async () => {
     const tools = await registry.tools({ ids: ['bash', 'bash_kill'], initCtx: { workspaceRoot: ws } });
@@ -425,9 +445,9 @@ int main(void) { FILE *f = fopen("../outside/from-c", "w"); if (!f) { perror("..
         .find((t) => t.name === 'bash')!
         .invoke({ command: `setsid sleep ${MARKER + 3} & sleep ${MARKER + 3}`, description: 'job', background: true }),
     );
-    await until(() => hostProcessesWith(String(MARKER + 3)).length === 2, 'the job to start');
+    await until(() => sleepers(MARKER + 3).length === 2, 'the job to start');
     await tools.find((t) => t.name === 'bash_kill')!.invoke({ id: /job-[0-9a-f]+/.exec(started)![0] });
-    await until(() => hostProcessesWith(String(MARKER + 3)).length === 0, 'the killed job to end');
+    await until(() => sleepers(MARKER + 3).length === 0, 'the killed job to end');
   });
 });
 
