@@ -432,7 +432,13 @@ int main(void) { FILE *f = fopen("../outside/from-c", "w"); if (!f) { perror("..
       r.execute('bash', { command: 'sleep ${MARKER + 4} & sleep ${MARKER + 4}', description: 'orphan' }, {}, { workspaceRoot: ${JSON.stringify(ws)} });
       setInterval(() => {}, 1000);
     `;
-    const host = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
+    // Its private files go under our temp dir: a SIGKILLed host cannot remove them itself.
+    const tmp = path.join(base.dir, 'host-tmp');
+    await mkdir(tmp);
+    const host = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: 'ignore',
+      env: { ...process.env, TMPDIR: tmp },
+    });
     await until(() => sleepers(MARKER + 4).length === 2, 'the contained commands to start', 30_000);
     host.kill('SIGKILL');
     await until(() => sleepers(MARKER + 4).length === 0, 'the orphaned sandbox to end', 10_000);
