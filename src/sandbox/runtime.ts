@@ -7,7 +7,7 @@
  * bwrap's arguments itself (bwrap.ts) or scan for secrets (secrets.ts).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, promises as fs, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, promises as fs, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type {} from '../tool.js';
@@ -273,8 +273,9 @@ export class SandboxRuntime {
 
   private denyFile(): string {
     const file = path.join(this.privateDir(), 'hidden');
-    // An empty file nobody may read (capabilities are dropped inside, so not even root).
-    writeFileSync(file, '', { mode: 0o000, flag: 'w' });
+    // An empty file nobody may read (capabilities are dropped inside, so not even root); made again
+    // if it went missing (bwrap refuses to start without it: closed, never open).
+    if (!existsSync(file)) writeFileSync(file, '', { mode: 0o000, flag: 'w' });
     return file;
   }
 
