@@ -91,7 +91,7 @@ describe('without bwrap on PATH', () => {
     expect(second.result.output).toBe('again\n');
     const events = sandboxEvents();
     expect(events).toHaveLength(1);
-    const status = (events[0]).sandbox;
+    const status = events[0].sandbox;
     expect(status).toMatchObject({ mode: 'auto', enabled: false, engine: null });
     expect(status.reason).toBe(
       "No sandbox: bubblewrap (`bwrap`) was not found on PATH, so commands run uncontained with the host user's rights; install the bubblewrap package (Debian/Ubuntu: `sudo apt-get install bubblewrap`; Fedora: `sudo dnf install bubblewrap`) to contain them.",

@@ -199,7 +199,18 @@ export class ToolRegistryImpl {
         const entry = this.entries.get(id);
         return entry && { permissions: entry.permissions.required, danger: entry.danger };
       },
-      { policy: options.policy, loopGuard: options.loopGuard },
+      {
+        policy: options.policy,
+        loopGuard: options.loopGuard,
+        // sandbox.autoAllow: the policy asks whether a call's commands would run contained.
+        sandbox: (initCtx) => {
+          const sandbox = this.sandboxRuntime.optionsFor(initCtx);
+          return {
+            autoAllow: sandbox.autoAllow === true,
+            enabled: async () => (await this.sandboxRuntime.status(sandbox)).enabled,
+          };
+        },
+      },
     );
   }
 

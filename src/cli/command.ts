@@ -83,7 +83,16 @@ export async function makeRegistry(values: Values, ownsPolicy = false): Promise<
   }
   const policyFile = await policyFileFor(values);
   const policy = policyFile && !ownsPolicy ? await readPolicy(policyFile) : undefined;
-  const sandbox = sandboxOptions(values, policy?.sandbox);
+  // `toolbelt policy` reads its file itself, but explain needs the file's sandbox (autoAllow) too.
+  const fileSandbox =
+    policy?.sandbox ??
+    (ownsPolicy && policyFile
+      ? await loadPolicyFile(policyFile).then(
+          (p) => p.sandbox,
+          () => undefined,
+        )
+      : undefined);
+  const sandbox = sandboxOptions(values, fileSandbox);
   const registry = createRegistry({ policy, sandbox });
   // The sandbox is probed when bash is first set up; when it cannot contain commands, say so once.
   registry.on('sandbox', ({ sandbox: status }) => {

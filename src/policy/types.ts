@@ -98,6 +98,8 @@ export interface CheckDecision {
 
 /** The outcome for a whole call: the strictest of its checks. */
 export interface PolicyDecision extends CheckDecision {
+  /** Set when the call is allowed without asking because the OS sandbox contains it (`sandbox.autoAllow`). */
+  sandbox?: { autoAllowed: true; reason: string };
   toolId: string;
   /** One sentence: what was decided, for which check, by which rule. */
   reason: string;
