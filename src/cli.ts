@@ -61,6 +61,8 @@ Options (every command):
   --rest-config FILE  Register REST and OpenAPI tools from a JSON config (see docs/rest-openapi.md).
   --no-builtins       Do not register the built-in tools.
   --policy FILE       Allow/ask/deny rules every call obeys (default: ./toolbelt.policy.json if present).
+  --sandbox MODE      auto (default): run bash and rg in bubblewrap when it works, else uncontained with
+                      one line on stderr; required: refuse bash without it; off (docs/sandbox.md).
   -h, --help          Show this help.   -v, --version   Show the version.
 
 Examples:

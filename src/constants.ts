@@ -121,6 +121,24 @@ export { MAX_PENDING_GRANTS } from './policy/approvals.js';
 export { LIST_PROGRESS_EVERY as MEMORY_LIST_PROGRESS_EVERY } from './tools/memory/memory.js';
 export { MAX_EDIT_FILE_BYTES } from './tools/files/edit.js';
 export { MAX_RUNNING_JOBS, MAX_JOB_RECORDS, MAX_JOB_UNREAD_CHARS, MAX_JOB_LOG_BYTES } from './tools/bash/jobs.js';
+export { SANDBOX_PROBE_TIMEOUT_MS, SECRET_SCAN_TTL_MS, SANDBOX_SECRET_ENV } from './sandbox/runtime.js';
+export {
+  SANDBOX_TMP_BYTES,
+  SANDBOX_RUN_BYTES,
+  SANDBOX_PROXY_PORT,
+  SANDBOX_PROXY_SOCKET,
+  SANDBOX_BRIDGE_WAIT_STEPS,
+} from './sandbox/bwrap.js';
+export {
+  SANDBOX_HIDDEN_HOME_PATHS,
+  MAX_SECRET_SCAN_ENTRIES,
+  SECRET_SCAN_HOME_DEPTH,
+  SECRET_SCAN_SKIPPED_DIRS,
+} from './sandbox/secrets.js';
+export { MAX_PROXY_CONNECTIONS } from './sandbox/proxy.js';
+export { MAX_SANDBOX_EXPLANATIONS } from './sandbox/explain.js';
+export { SANDBOX_MODES } from './sandbox/options.js';
+export { SANDBOX_EXECUTOR_MAX_OUTPUT_CHARS, SANDBOX_EXECUTOR_TIMEOUT_MS } from './sandbox/executor.js';
 export { AUTOMATON_BLOCK_BYTES } from './tools/grep/js.js';
 export { AUTOMATON_LONG_LINE_BYTES, MAX_LONG_LINE_WORKERS } from './tools/grep/long-line.js';
 export {

@@ -36,6 +36,7 @@ export type {
   ToolStats,
   McpStatusEvent,
   McpToolsEvent,
+  SandboxEvent,
   PendingCall,
 } from './pipeline/types.js';
 export { lateResultMessages, type LateResult } from './pending.js';
@@ -138,4 +139,11 @@ export {
   type PolicyOptions,
 } from './policy/index.js';
 export { classifyCommand, type DangerLevel, type CommandClassification } from './tools/bash/danger.js';
+export type { SandboxMode, SandboxOptions, SandboxStatus } from './sandbox/types.js';
+export {
+  createSandboxExecutor,
+  type SandboxExecutor,
+  type SandboxExecutorOptions,
+  type SandboxExecuteResponse,
+} from './sandbox/executor.js';
 export { type BatchCall } from './batch.js';

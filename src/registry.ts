@@ -38,6 +38,7 @@ import type { CheckEnvironment } from './policy/checks.js';
 import { PendingCalls, type LateResult } from './pending.js';
 import { Telemetry, type TelemetryOptions } from './telemetry.js';
 import type { PendingCall } from './pipeline/types.js';
+import { installSandbox, type SandboxOptions, type SandboxRuntime, type SandboxStatus } from './sandbox/index.js';
 
 /** Default number of tool calls a registry runs at once; more wait in a queue. */
 export const DEFAULT_CONCURRENCY = 8;
@@ -56,6 +57,8 @@ export interface RegistryOptions {
   policy?: Policy;
   /** The repeated-call guard (default: the policy's, else on at 3 identical calls in a row); `false` turns it off. */
   loopGuard?: GateOptions['loopGuard'];
+  /** The OS sandbox for bash and the processes built-in tools start (docs/sandbox.md); default mode `off`. */
+  sandbox?: SandboxOptions;
   /** OpenTelemetry spans of calls (docs/telemetry.md): on when `@opentelemetry/api` and a provider are there. */
   telemetry?: TelemetryOptions;
 }
@@ -172,6 +175,8 @@ export class ToolRegistryImpl {
   private readonly gate: PolicyGate;
   /** Calls whose tools returned `Tool.pending`, until their results are taken. */
   private readonly pendingCalls: PendingCalls;
+  /** The sandbox bash and the built-in tools' processes run in (probed once, on first use). */
+  private readonly sandboxRuntime: SandboxRuntime;
   /** The spans of this registry's calls (and of `task`'s sub-agents). */
   readonly telemetry: Telemetry;
 
@@ -202,12 +207,27 @@ export class ToolRegistryImpl {
     };
     this.pendingCalls = new PendingCalls((event) => this.emit(event), this.truncateOptions);
     this.onDispose(() => this.pendingCalls.dispose());
+    this.sandboxRuntime = installSandbox(this.tenant, options.sandbox, (sandbox) =>
+      this.emit({ type: 'sandbox', sandbox, timestamp: Date.now() }),
+    );
+    this.onDispose(() => this.sandboxRuntime.close());
     this.gate = new PolicyGate(
       (id) => {
         const entry = this.entries.get(id);
         return entry && { permissions: entry.permissions.required, danger: entry.danger };
       },
-      { policy: options.policy, loopGuard: options.loopGuard },
+      {
+        policy: options.policy,
+        loopGuard: options.loopGuard,
+        // sandbox.autoAllow: the policy asks whether a call's commands would run contained.
+        sandbox: (initCtx) => {
+          const sandbox = this.sandboxRuntime.optionsFor(initCtx);
+          return {
+            autoAllow: sandbox.autoAllow === true,
+            enabled: async () => (await this.sandboxRuntime.status(sandbox)).enabled,
+          };
+        },
+      },
     );
   }
 
@@ -226,6 +246,14 @@ export class ToolRegistryImpl {
   /** Where the policy resolves paths for calls made under `initCtx` (for `policyMiddleware`'s `env`). */
   policyEnvironment(initCtx?: Tool.InitContext): CheckEnvironment {
     return this.gate.environment(initCtx);
+  }
+
+  /**
+   * Whether commands run in the OS sandbox under `initCtx` (its `sandbox` overriding the registry's),
+   * and why; the engine is probed once per registry. Also told to subscribers as a `sandbox` event.
+   */
+  sandboxStatus(initCtx?: Tool.InitContext): Promise<SandboxStatus> {
+    return this.sandboxRuntime.status(this.sandboxRuntime.optionsFor(initCtx));
   }
 
   /** Registers a tool with the permissions, `.txt` description and danger it declared, or those `options` give. */

@@ -4,6 +4,7 @@
  * bash one check per simple command it would run plus one per file it redirects to or from.
  * Must not judge checks against rules (evaluate.ts) nor parse shell text itself (tools/bash-parser.ts).
  */
+import type { SandboxPolicyFacts } from '../sandbox/auto-allow.js';
 import path from 'node:path';
 import os from 'node:os';
 import { realpathAllowingMissing } from '../workspace.js';
@@ -33,6 +34,8 @@ export interface CheckEnvironment {
   backendPaths?: boolean;
   /** Facts about a tool by id (from the registry); unknown tools are treated as moderate with no permissions. */
   toolFacts?: (toolId: string) => ToolFacts | undefined;
+  /** The OS sandbox calls under this environment would run in (for `sandbox.autoAllow`). */
+  sandbox?: SandboxPolicyFacts;
 }
 
 /** Argument names that hold a path, for file tools and tools authored the same way (move has two). */

@@ -11,18 +11,22 @@ import { LoopGuard } from './loop-guard.js';
 import { refusalMessage } from './messages.js';
 import type { Policy } from './policy.js';
 import type { LoopGuardOptions, PolicyDecision } from './types.js';
+import type { SandboxPolicyFacts } from '../sandbox/auto-allow.js';
 
 /** The gate's settings, from `createRegistry({ policy, loopGuard })`. */
 export interface GateOptions {
   policy?: Policy;
   /** Default: the policy's `loopGuard`, else on with threshold 3; `false` turns it off. */
   loopGuard?: LoopGuardOptions | false;
+  /** The OS sandbox of calls made under an init context (the registry's). */
+  sandbox?: (initCtx: Tool.InitContext) => SandboxPolicyFacts;
 }
 
 /** Loop guard + policy for one registry. */
 export class PolicyGate {
   policy?: Policy;
   loopGuard?: LoopGuard;
+  private sandbox?: (initCtx: Tool.InitContext) => SandboxPolicyFacts;
 
   constructor(
     private readonly facts: (toolId: string) => ToolFacts | undefined,
@@ -34,6 +38,7 @@ export class PolicyGate {
   /** Replaces the policy and/or loop guard settings. */
   configure(options: GateOptions): void {
     if ('policy' in options) this.policy = options.policy;
+    if (options.sandbox) this.sandbox = options.sandbox;
     const guard = options.loopGuard ?? this.policy?.loopGuard ?? {};
     this.loopGuard = guard === false ? undefined : new LoopGuard(guard);
   }
@@ -47,6 +52,7 @@ export class PolicyGate {
       toolFacts: this.facts,
     };
     if (initCtx.backend !== undefined) env.backendPaths = true; // paths are the backend's (checks.ts)
+    if (this.sandbox) env.sandbox = this.sandbox(initCtx);
     return env;
   }
 

@@ -12,6 +12,7 @@ import { DEFAULT_POLICY } from './defaults.js';
 import { judge, stricter } from './evaluate.js';
 import { explainDecision, refusalMessage } from './messages.js';
 import { parsePolicyText, validatePolicy } from './rules.js';
+import { liftContainedAsks } from '../sandbox/auto-allow.js';
 import type {
   CheckDecision,
   LoopGuardOptions,
@@ -56,6 +57,8 @@ export class Policy {
   /** What a check no rule matches gets. */
   readonly fallback: PolicyAction;
   readonly loopGuard: LoopGuardOptions | false;
+  /** The file's `"sandbox"` options, if it had any (the CLI hands them to its registry). */
+  readonly sandbox?: PolicyConfig['sandbox'];
   onPermissionRequest?: OnPermissionRequest;
   /** One-call grants (call id + arguments hash). */
   readonly grants = new GrantStore();
@@ -67,11 +70,17 @@ export class Policy {
     this.fallback = config.default ?? 'allow';
     this.loopGuard = config.loopGuard === false ? false : { threshold: 3, action: 'deny', ...config.loopGuard };
     this.onPermissionRequest = options.onPermissionRequest;
+    if (config.sandbox) this.sandbox = config.sandbox;
   }
 
   /** The policy as JSON (what `toolbelt policy show` prints). */
   toJSON(): PolicyConfig {
-    return { default: this.fallback, rules: this.rules.map((r) => ({ ...r })), loopGuard: this.loopGuard };
+    return {
+      default: this.fallback,
+      rules: this.rules.map((r) => ({ ...r })),
+      loopGuard: this.loopGuard,
+      ...(this.sandbox ? { sandbox: this.sandbox } : {}),
+    };
   }
 
   /** What the rules (and this session's "always" approvals) say about a call. */
@@ -83,7 +92,20 @@ export class Policy {
     for (const d of decisions) if (stricter(d.action, worst.action) !== worst.action) worst = d;
     const decision: PolicyDecision = { ...worst, toolId, checks: decisions, reason: '' };
     decision.reason = explainDecision(decision);
+    // sandbox.autoAllow: asks about what the OS sandbox contains need no answer while it is on.
+    if (decision.action === 'ask' && env.sandbox?.autoAllow && (await env.sandbox.enabled()))
+      return liftContainedAsks(decision, (c) => this.askedByPattern(c)) ?? decision;
     return decision;
+  }
+
+  /** Whether an ask rule naming a pattern matches the check (the user asked to be asked about it). */
+  private askedByPattern(check: PolicyCheck): boolean {
+    const named = judge(
+      check,
+      this.rules.filter((r) => r.action === 'ask' && r.pattern !== undefined),
+      'allow',
+    );
+    return named.action === 'ask' && named.source === 'policy';
   }
 
   /** Lets call `callID` run once with exactly these arguments (an approval from a reviewer). */

@@ -6,10 +6,11 @@
 import { ALL_PERMISSIONS } from '../permissions.js';
 import { patternProblem } from './glob.js';
 import { POLICY_ACTIONS, type PolicyConfig } from './types.js';
+import { sandboxOptionsProblems } from '../sandbox/options.js';
 
 const DANGER_LEVELS = ['safe', 'moderate', 'dangerous'];
 const RULE_KEYS = ['tool', 'permission', 'danger', 'pattern', 'outsideWorkspace', 'action', 'reason'];
-const TOP_KEYS = ['$schema', 'rules', 'default', 'loopGuard'];
+const TOP_KEYS = ['$schema', 'rules', 'default', 'loopGuard', 'sandbox'];
 
 /** One problem in a policy: where (a JSON path such as `rules[2].action`), and what is wrong. */
 export interface PolicyProblem {
@@ -47,6 +48,7 @@ export function policyProblems(value: unknown): PolicyProblem[] {
   if (v.default !== undefined && !POLICY_ACTIONS.includes(v.default as never))
     add('default', `${JSON.stringify(v.default)} is not an action; use one of ${POLICY_ACTIONS.join(', ')}`);
   checkLoopGuard(v.loopGuard, add);
+  if (v.sandbox !== undefined) for (const p of sandboxOptionsProblems(v.sandbox)) add(p.path, p.message);
   if (!Array.isArray(v.rules)) add('rules', 'must be an array of rules (it may be empty)');
   else v.rules.forEach((rule, i) => ruleProblems(rule, `rules[${i}]`, add));
   return problems;

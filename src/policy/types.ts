@@ -4,6 +4,7 @@
  */
 import type { ToolPermission } from '../permissions.js';
 import type { DangerLevel } from '../tools/bash/danger.js';
+import type { SandboxOptions } from '../sandbox/types.js';
 
 export type { DangerLevel };
 
@@ -49,6 +50,8 @@ export interface PolicyConfig {
   default?: PolicyAction;
   /** The loop guard for registries using this policy; `false` turns it off. */
   loopGuard?: LoopGuardOptions | false;
+  /** The OS sandbox the CLI runs commands in (docs/sandbox.md); code passes it to `createRegistry` instead. */
+  sandbox?: SandboxOptions;
 }
 
 /** What a check is about: the value rules' patterns are matched against. */
@@ -95,6 +98,8 @@ export interface CheckDecision {
 
 /** The outcome for a whole call: the strictest of its checks. */
 export interface PolicyDecision extends CheckDecision {
+  /** Set when the call is allowed without asking because the OS sandbox contains it (`sandbox.autoAllow`). */
+  sandbox?: { autoAllowed: true; reason: string };
   toolId: string;
   /** One sentence: what was decided, for which check, by which rule. */
   reason: string;

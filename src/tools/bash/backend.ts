@@ -113,6 +113,8 @@ export const BackendBashTool = Tool.define<typeof parameters, BashMetadata>(
           workdir,
           exitCode: answer.exitCode,
           signal: null,
+          // The backend contains (or not) its own commands; our OS sandbox wraps only local spawns.
+          sandboxed: false,
           killed: null,
           durationMs: Date.now() - started,
           truncated: capped.truncated || answer.truncated,
