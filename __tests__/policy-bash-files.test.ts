@@ -146,7 +146,11 @@ describe('bash file arguments and redirections are judged by path rules', () => 
   it('asks when a file argument is only known at run time and a rule could match it', async () => {
     for (const c of ['cat $F', 'cat "$HOME/x"', 'cat .en*', 'head $(ls -a | grep env)', 'cd sub && cat x'])
       expect([c, await action(c)]).toEqual([c, 'ask']);
-    const noPathRules = createPolicy({ default: 'allow', rules: [{ tool: 'bash', pattern: 'rm *', action: 'deny' }] });
+    const noPathRules = createPolicy({
+      default: 'allow',
+      extends: false,
+      rules: [{ tool: 'bash', pattern: 'rm *', action: 'deny' }],
+    });
     expect((await noPathRules.decide('bash', { command: 'cat $F' }, env)).action).toBe('allow');
   });
 

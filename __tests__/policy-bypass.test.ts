@@ -44,6 +44,8 @@ describe('bash bypass suite: an allow rule for the first command never lets the 
   it('names the command that was not allowed', async () => {
     const d = await policy.decide('bash', { command: 'ls && r""m -rf build' }, env);
     expect(d.action).toBe('ask');
-    expect(d.reason).toBe(`ask bash command "rm -rf build": the policy's default ("ask"), since no rule matches.`);
+    expect(d.reason).toBe(
+      `ask bash command "rm -rf build": default rule #18 {"tool":"bash","danger":"dangerous","action":"ask","reason":"the command is dangerous"} (the command is dangerous).`,
+    );
   });
 });

@@ -9,7 +9,7 @@ import { POLICY_ACTIONS, type PolicyConfig } from './types.js';
 
 const DANGER_LEVELS = ['safe', 'moderate', 'dangerous'];
 const RULE_KEYS = ['tool', 'permission', 'danger', 'pattern', 'outsideWorkspace', 'action', 'reason'];
-const TOP_KEYS = ['$schema', 'rules', 'default', 'loopGuard'];
+const TOP_KEYS = ['$schema', 'extends', 'rules', 'default', 'loopGuard'];
 
 /** One problem in a policy: where (a JSON path such as `rules[2].action`), and what is wrong. */
 export interface PolicyProblem {
@@ -46,6 +46,11 @@ export function policyProblems(value: unknown): PolicyProblem[] {
     if (!TOP_KEYS.includes(key)) add(key, `unknown field; known fields: ${TOP_KEYS.join(', ')}`);
   if (v.default !== undefined && !POLICY_ACTIONS.includes(v.default as never))
     add('default', `${JSON.stringify(v.default)} is not an action; use one of ${POLICY_ACTIONS.join(', ')}`);
+  if (v.extends !== undefined && typeof v.extends !== 'boolean')
+    add(
+      'extends',
+      `${JSON.stringify(v.extends)} must be true (layer over the default policy, the default) or false (replace it)`,
+    );
   checkLoopGuard(v.loopGuard, add);
   if (!Array.isArray(v.rules)) add('rules', 'must be an array of rules (it may be empty)');
   else v.rules.forEach((rule, i) => ruleProblems(rule, `rules[${i}]`, add));

@@ -49,7 +49,15 @@ export interface PolicyConfig {
   default?: PolicyAction;
   /** The loop guard for registries using this policy; `false` turns it off. */
   loopGuard?: LoopGuardOptions | false;
+  /**
+   * Layer these rules over `DEFAULT_POLICY` (default `true`): the defaults' denies and asks keep
+   * applying to whatever these rules do not pre-approve. `false` drops the defaults entirely.
+   */
+  extends?: boolean;
 }
+
+/** Which layer a rule comes from: the policy's own rules, or the defaults it extends. */
+export type PolicyLayer = 'policy' | 'defaults';
 
 /** What a check is about: the value rules' patterns are matched against. */
 export interface PolicySubject {
@@ -89,8 +97,10 @@ export interface CheckDecision {
   source: RuleSource;
   /** The rule that decided (absent for the default). */
   rule?: PolicyRule;
-  /** Its index in the policy's rules (session rules have their own numbering). */
+  /** Its index in its layer's rules (session rules have their own numbering). */
   ruleIndex?: number;
+  /** The layer of the rule that decided (absent for session approvals and the default action). */
+  layer?: PolicyLayer;
 }
 
 /** The outcome for a whole call: the strictest of its checks. */
