@@ -96,6 +96,7 @@ export { MAX_DELETE_ENTRIES, DELETE_PROGRESS_EVERY } from './tools/files/delete.
 export { MAX_LINE_COUNT_BYTES } from './tools/files/file-info.js';
 export { DEFAULT_POLICY, SECRET_FILE_PATTERNS } from './policy/defaults.js';
 export { POLICY_FILE_NAME } from './policy/policy.js';
+export { POLICY_TREE_MAX_ENTRIES } from './policy/checks.js';
 export { ALL_PERMISSIONS } from './permissions.js';
 export { MAX_REF_DEPTH } from './schema/portable.js';
 export { MAX_IGNORE_FILE_BYTES, MAX_BRACE_EXPANSIONS } from './tools/files/search-common.js';

@@ -6,6 +6,8 @@
  */
 import path from 'node:path';
 import os from 'node:os';
+import fs from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
 import { realpathAllowingMissing } from '../workspace.js';
 import type { ToolPermission } from '../permissions.js';
 import { shellCommands, commandLevel } from '../tools/bash/danger.js';
@@ -29,6 +31,12 @@ export interface CheckEnvironment {
   /** Facts about a tool by id (from the registry); unknown tools are treated as moderate with no permissions. */
   toolFacts?: (toolId: string) => ToolFacts | undefined;
 }
+
+/**
+ * Entries read under a directory a call acts on as a whole, to judge rules that name a file at any
+ * depth (`.env`); past it the walk stops and such a rule is taken to match (the call is refused or asked).
+ */
+export const POLICY_TREE_MAX_ENTRIES = 10_000;
 
 /** Argument names that hold a path, for file tools and tools authored the same way (move has two). */
 const PATH_KEYS = ['filePath', 'path', 'file', 'directory', 'dir', 'from', 'to'];
@@ -55,10 +63,13 @@ export async function checksOf(toolId: string, rawArgs: unknown, env: CheckEnvir
   // One check per path the call names: a move is judged at both ends.
   const keys = PATH_KEYS.filter((k) => typeof args[k] === 'string');
   if (keys.length) {
+    // A tool that changes files acts on a directory as a whole (delete, move); one that only reads
+    // looks inside it (list, grep).
+    const tree = permissions.includes('write') ? 'whole' : 'inside';
     return Promise.all(
       keys.map(async (key) => {
-        const subject = await pathSubject(args[key] as string, '.', env);
-        return { tool: toolId, permissions, danger, subject, label: `${toolId} of ${subject.value}` };
+        const subject = await pathSubject(args[key] as string, '.', env, tree);
+        return { tool: toolId, permissions, danger, subject, label: `${toolId} of ${shownPath(subject)}` };
       }),
     );
   }
@@ -102,8 +113,16 @@ function urlSubject(url: string): PolicySubject {
   }
 }
 
-/** A path as rules see it: workspace-relative when inside, absolute when outside; its real path too. */
-async function pathSubject(given: string, cwd: string, env: CheckEnvironment): Promise<PolicySubject> {
+/**
+ * A path as rules see it: workspace-relative when inside, absolute when outside; its real path too.
+ * With `tree`, a directory is marked as one (judged as the paths under it, evaluate.ts).
+ */
+async function pathSubject(
+  given: string,
+  cwd: string,
+  env: CheckEnvironment,
+  tree?: 'whole' | 'inside',
+): Promise<PolicySubject> {
   const roots = [env.workspaceRoot, ...(env.additionalRoots ?? [])].map((r) => path.resolve(r));
   const expanded = given === '~' || given.startsWith('~/') ? path.join(os.homedir(), given.slice(1)) : given;
   const lexical = path.resolve(env.workspaceRoot, cwd, expanded);
@@ -123,7 +142,56 @@ async function pathSubject(given: string, cwd: string, env: CheckEnvironment): P
   const outside =
     ![...roots, ...realRoots].some((r) => within(lexical, r) !== undefined) ||
     !realRoots.some((r) => within(real, r) !== undefined);
-  return { kind: 'path', value, also: realValue !== value ? [realValue] : undefined, outside };
+  const subject: PolicySubject = { kind: 'path', value, also: realValue !== value ? [realValue] : undefined, outside };
+  if (
+    tree &&
+    (await fs.stat(real).then(
+      (st) => st.isDirectory(),
+      () => false,
+    ))
+  ) {
+    subject.tree = tree;
+    subject.absolute = real;
+  }
+  return subject;
+}
+
+/** A path for a label: a directory acted on as a whole says so. */
+function shownPath(subject: PolicySubject): string {
+  return subject.tree === 'whole' ? `${subject.value} (a directory, with everything under it)` : subject.value;
+}
+
+/**
+ * Reads the paths under a `whole` tree subject (links are not followed), at most
+ * POLICY_TREE_MAX_ENTRIES of them; `entriesCut` says the walk stopped early or a directory could not be read.
+ */
+export async function readTreeEntries(subject: PolicySubject): Promise<void> {
+  if (subject.entries || !subject.absolute) return;
+  const found: string[] = [];
+  let cut = false;
+  const queue = [''];
+  while (queue.length && !cut) {
+    const rel = queue.shift()!;
+    let entries: Dirent[];
+    try {
+      entries = await fs.readdir(path.join(subject.absolute, rel), { withFileTypes: true });
+    } catch {
+      cut = true; // unreadable: what is under it cannot be judged
+      break;
+    }
+    for (const e of entries) {
+      if (found.length >= POLICY_TREE_MAX_ENTRIES) {
+        cut = true;
+        break;
+      }
+      const child = rel ? `${rel}/${e.name}` : e.name;
+      found.push(child);
+      if (e.isDirectory()) queue.push(child);
+    }
+  }
+  // Not enumerable: a decision printed as JSON need not list thousands of paths.
+  Object.defineProperty(subject, 'entries', { value: found, enumerable: false });
+  subject.entriesCut = cut;
 }
 
 /** `p` relative to `root` when inside it, else undefined. */
@@ -151,7 +219,7 @@ async function bashChecks(command: string, cwd: string, env: CheckEnvironment): 
     // Files named as arguments (`cat .env`, `cp .env /tmp`): judged by path rules, and only ever
     // restricting — a command an allow rule lets run needs no separate allow for its files.
     for (const f of fileArguments(cmd)) {
-      const check = await fileCheck(f.access === 'write', f.path, f.dynamic, cwd, movesAround, env);
+      const check = await fileCheck(f.access === 'write', f.path, f.dynamic, cwd, movesAround, env, 'whole');
       checks.push({ ...check, restrictsOnly: true });
     }
   }
@@ -215,6 +283,7 @@ async function fileCheck(
   cwd: string,
   movesAround: boolean,
   env: CheckEnvironment,
+  tree?: 'whole',
 ): Promise<PolicyCheck> {
   const permission: ToolPermission = writes ? 'write' : 'read';
   const verb = writes ? 'writes to' : 'reads';
@@ -225,8 +294,8 @@ async function fileCheck(
       label: `bash ${verb} ${target}`,
       unknown: `the file ${JSON.stringify(target)} is only known at run time`,
     };
-  const subject = await pathSubject(target, cwd, env);
-  const check: PolicyCheck = { ...base, subject, label: `bash ${verb} ${subject.value}` };
+  const subject = await pathSubject(target, cwd, env, tree);
+  const check: PolicyCheck = { ...base, subject, label: `bash ${verb} ${shownPath(subject)}` };
   if (movesAround && !path.isAbsolute(target) && !target.startsWith('~')) {
     check.unknown = `the line changes directory, so the relative file ${JSON.stringify(target)} may be anywhere`;
   }

@@ -8,7 +8,7 @@
  * Must not build checks (checks.ts) or ask the approver (policy.ts): it only judges what it is given.
  */
 import { atLeast } from '../tools/bash/danger.js';
-import { matchPath, matchText } from './glob.js';
+import { isAnchored, matchPath, matchText, matchUnder } from './glob.js';
 import type { CheckDecision, PolicyAction, PolicyCheck, PolicyLayer, PolicyRule, PolicySubject } from './types.js';
 
 const STRICTNESS: Record<PolicyAction, number> = { allow: 0, ask: 1, deny: 2 };
@@ -50,9 +50,7 @@ export function judge(
   };
   const deny = found('policy', 'deny') ?? found('defaults', 'deny');
   if (deny) return deny;
-  // A file a bash command names is a path: rules about bash's command text do not apply to it.
-  const aboutCommands = (r: PolicyRule) =>
-    check.restrictsOnly === true && r.permission === undefined && r.tool !== undefined && matchText(r.tool, 'bash');
+  const aboutCommands = (r: PolicyRule) => aboutCommandsOf(r, check);
   if (check.unknown) {
     // A deny or ask pattern might have matched the subject, had it been known: ask.
     const mightMatch = (r: PolicyRule) => r.pattern !== undefined && !aboutCommands(r) && ruleMatches(r, check, true);
@@ -79,6 +77,35 @@ export function judge(
   return { check, action: fallback, source: 'default' };
 }
 
+/**
+ * A directory is judged as the paths under it (deny and ask only). Read (`inside`): a pattern that
+ * covers any new path directly under it. Acted on as a whole: that, or a pattern matching a path
+ * found under it; when the walk stopped early, any pattern that can match under it.
+ */
+function treeMatches(pattern: string, subject: PolicySubject, dir: string): boolean {
+  const child = (rel: string) => (dir === '.' ? rel : `${dir}/${rel}`);
+  if (!subject.tree) return false;
+  if (matchPath(pattern, child('\0'))) return true;
+  if (subject.tree === 'inside') return false;
+  if (subject.entriesCut) return isAnchored(pattern) ? matchUnder(pattern, dir) : true;
+  return (subject.entries ?? []).some((rel) => matchPath(pattern, child(rel)));
+}
+
+/** Whether a deny or ask pattern could apply to this check's whole tree: what is under it must be read. */
+export function needsEntries(check: PolicyCheck, rules: readonly PolicyRule[]): boolean {
+  if (check.subject?.tree !== 'whole') return false;
+  return rules.some(
+    (r) => r.action !== 'allow' && r.pattern !== undefined && !aboutCommandsOf(r, check) && ruleMatches(r, check, true),
+  );
+}
+
+/** A file a bash command names is a path: a rule about bash's command text (`tool: bash`, no permission) is not about it. */
+function aboutCommandsOf(r: PolicyRule, check: PolicyCheck): boolean {
+  return (
+    check.restrictsOnly === true && r.permission === undefined && r.tool !== undefined && matchText(r.tool, 'bash')
+  );
+}
+
 /** Whether every selector the rule names matches the check. */
 function ruleMatches(rule: PolicyRule, check: PolicyCheck, ignoreSubject = false): boolean {
   if (rule.tool !== undefined && !matchText(rule.tool, check.tool)) return false;
@@ -95,7 +122,8 @@ function ruleMatches(rule: PolicyRule, check: PolicyCheck, ignoreSubject = false
   }
   if (rule.pattern !== undefined) {
     if (check.unknown || !check.subject) return false;
-    return subjectMatches(rule.pattern, check.subject, rule.action);
+    // Command patterns are not judged against the trees a command's files hold.
+    return subjectMatches(rule.pattern, check.subject, rule.action, !aboutCommandsOf(rule, check));
   }
   return true;
 }
@@ -105,12 +133,12 @@ function ruleMatches(rule: PolicyRule, check: PolicyCheck, ignoreSubject = false
  * `.env`); allow patterns only when every spelling does (a link inside `src/` to `/etc` is not
  * `src/**`).
  */
-function subjectMatches(pattern: string, subject: PolicySubject, action: PolicyAction): boolean {
+function subjectMatches(pattern: string, subject: PolicySubject, action: PolicyAction, trees = true): boolean {
   const spellings = [subject.value, ...(subject.also ?? [])];
   const one = (value: string, index: number): boolean => {
     switch (subject.kind) {
       case 'path':
-        return matchPath(pattern, value);
+        return matchPath(pattern, value) || (trees && action !== 'allow' && treeMatches(pattern, subject, value));
       case 'url':
         // A pattern with a scheme matches the URL, any other the host.
         return pattern.includes('://')

@@ -7,9 +7,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { argsHash, GrantStore } from './approvals.js';
-import { checksOf, type CheckEnvironment } from './checks.js';
+import { checksOf, readTreeEntries, type CheckEnvironment } from './checks.js';
 import { DEFAULT_POLICY } from './defaults.js';
-import { judge, stricter } from './evaluate.js';
+import { judge, needsEntries, stricter } from './evaluate.js';
 import { explainDecision, refusalMessage } from './messages.js';
 import { parsePolicyText, validatePolicy } from './rules.js';
 import type {
@@ -129,6 +129,8 @@ export class Policy {
   /** What the rules (and this session's "always" approvals) say about a call. */
   async decide(toolId: string, args: unknown, env: CheckEnvironment, sessionID?: string): Promise<PolicyDecision> {
     const checks = await checksOf(toolId, args, env);
+    const all = [...this.rules, ...this.defaults];
+    for (const c of checks) if (needsEntries(c, all)) await readTreeEntries(c.subject!);
     const approvals = sessionID === undefined ? undefined : this.sessions.get(sessionID);
     const decisions = checks.map((c) =>
       judge(c, { policy: this.rules, defaults: this.defaults }, this.fallback, (k) => approvals?.get(approvalKey(k))),

@@ -68,6 +68,17 @@ export interface PolicySubject {
   also?: string[];
   /** For paths: resolved outside every workspace root. */
   outside?: boolean;
+  /**
+   * For a path that is a directory: `whole` when the call acts on everything under it (delete,
+   * move, rm -r, cp -r), so a deny or ask for any path under it applies; `inside` when it only
+   * reads it (list, grep), so a deny or ask covering every path under it applies.
+   */
+  tree?: 'whole' | 'inside';
+  /** For a `whole` tree: the paths found under it (relative to it), and whether the walk stopped early. */
+  entries?: string[];
+  entriesCut?: boolean;
+  /** The absolute (real) directory, where `entries` are read from. */
+  absolute?: string;
 }
 
 /** One thing a call does that the policy judges: a tool call has one; a bash line one per command and file redirection. */
