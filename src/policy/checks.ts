@@ -7,6 +7,9 @@
 import path from 'node:path';
 import os from 'node:os';
 import fs from 'node:fs/promises';
+import net from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { normaliseHost } from '../net/ssrf.js';
 import type { Dirent } from 'node:fs';
 import { realpathAllowingMissing } from '../workspace.js';
 import type { ToolPermission } from '../permissions.js';
@@ -101,16 +104,57 @@ function mcpServer(toolId: string): string | undefined {
 /** Built-ins whose `url` argument is the request's target: judged by URL and host. */
 const URL_TOOLS = new Set(['webfetch', 'http_request']);
 
-/** The URL (credentials removed: they never reach a rule, a label or an explanation) and its host. */
-function urlSubject(url: string): PolicySubject {
+/**
+ * The URL (credentials removed: they never reach a rule, a label or an explanation), its host as
+ * the connection will reach it, and that host's other names (see `hostSpellings`).
+ */
+export function urlSubject(url: string): PolicySubject {
   try {
     const parsed = new URL(url.trim());
     parsed.username = '';
     parsed.password = '';
-    return { kind: 'url', value: parsed.href, also: [parsed.hostname.replace(/^\[|\]$/g, '')] };
+    const hosts = hostSpellings(parsed.hostname);
+    // The URL as reached: `LOCALHOST..` is `localhost`, `[::ffff:7f00:1]` is 127.0.0.1.
+    if (hosts[0] && parsed.hostname !== hosts[0]) parsed.hostname = net.isIPv6(hosts[0]) ? `[${hosts[0]}]` : hosts[0];
+    return { kind: 'url', value: parsed.href, also: hosts };
   } catch {
     return { kind: 'url', value: url };
   }
+}
+
+/**
+ * A host as the connection reaches it, first, then its other names: lower case, no brackets, no
+ * trailing dots (as src/net/ssrf.ts connects); an IPv4-mapped IPv6 address is its IPv4 address; the
+ * unspecified address (0.0.0.0, ::) reaches this machine; a loopback address and `localhost` (or a
+ * name under `.localhost`) are one another. (WHATWG URL parsing already turned `127.1`, `2130706433`
+ * and `0x7f.0.0.1` into 127.0.0.1.)
+ */
+export function hostSpellings(hostname: string): string[] {
+  const host = normaliseHost(hostname);
+  const out = new Set<string>([host]);
+  let ip: ipaddr.IPv4 | ipaddr.IPv6 | undefined;
+  try {
+    ip = net.isIP(host) ? ipaddr.parse(host) : undefined;
+  } catch {
+    ip = undefined;
+  }
+  if (ip?.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
+  if (ip) {
+    const text = ip.kind() === 'ipv6' ? (ip as ipaddr.IPv6).toRFC5952String() : ip.toString();
+    out.delete(host);
+    out.add(text);
+    out.add(host);
+    const range = ip.range();
+    if (range === 'unspecified' || range === 'loopback') {
+      out.add(ip.kind() === 'ipv4' ? '127.0.0.1' : '::1');
+      out.add('localhost');
+    }
+  } else if (host === 'localhost' || host.endsWith('.localhost')) {
+    out.add('localhost');
+    out.add('127.0.0.1');
+    out.add('::1');
+  }
+  return [...out];
 }
 
 /**

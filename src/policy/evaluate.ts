@@ -128,6 +128,13 @@ function ruleMatches(rule: PolicyRule, check: PolicyCheck, ignoreSubject = false
   return true;
 }
 
+function hostPattern(pattern: string): string {
+  return pattern
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.+$/, '');
+}
+
 /**
  * Deny and ask patterns match when any spelling of the subject matches (a link to `.env` is
  * `.env`); allow patterns only when every spelling does (a link inside `src/` to `/etc` is not
@@ -141,9 +148,10 @@ function subjectMatches(pattern: string, subject: PolicySubject, action: PolicyA
         return matchPath(pattern, value) || (trees && action !== 'allow' && treeMatches(pattern, subject, value));
       case 'url':
         // A pattern with a scheme matches the URL, any other the host.
+        // Hosts are compared as connected to: case and trailing dots of a pattern do not matter either.
         return pattern.includes('://')
           ? index === 0 && matchText(pattern, value)
-          : index > 0 && matchText(pattern, value);
+          : index > 0 && matchText(hostPattern(pattern), value);
       default:
         return matchText(pattern, value);
     }
