@@ -181,6 +181,7 @@ export class ToolRegistryImpl {
       },
       record: (toolId, durationMs, error) => this.record(toolId, durationMs, error),
       authorize: (call) => this.gate.authorize(call),
+      checkUrl: (call, url) => this.gate.checkUrl(call, url),
       pend: (request) => this.pendingCalls.add(request),
     };
     this.pendingCalls = new PendingCalls((event) => this.emit(event), this.truncateOptions);

@@ -67,6 +67,12 @@ export namespace Tool {
     metadata(update: MetadataUpdate<M>): void;
     /** Extra, host-defined values (e.g. the registry itself for tools that run sub-agents). */
     extra?: Record<string, unknown>;
+    /**
+     * Asks the registry's policy about a URL the call is about to reach besides its arguments' (a
+     * redirect hop): resolves to undefined when it may go on, else a clause saying why not. Absent
+     * when the call runs outside a registry.
+     */
+    checkUrl?(url: string): Promise<string | undefined>;
   }
 
   /**

@@ -29,6 +29,11 @@ export interface PipelineHost {
    * undefined synchronously when there is nothing to wait for, so plain calls stay cheap.
    */
   authorize?(call: AuthorizeCall): Promise<string | undefined> | string | undefined;
+  /**
+   * The policy's word on a URL a running call is about to reach besides its arguments' (a redirect
+   * hop): undefined to go on, else why not. Tools reach it as `ctx.checkUrl`.
+   */
+  checkUrl?(call: AuthorizeCall, url: string): Promise<string | undefined>;
   /** Records a call whose tool returned `Tool.pending`: the record, or a refusal the model reads (too many waiting). */
   pend?(request: PendRequest): PendingCall | string;
 }
@@ -136,6 +141,11 @@ class CallContext implements Tool.Context {
 
   get abort(): AbortSignal {
     return this[CALL].toolSignal();
+  }
+
+  /** A method, not a per-call closure: plain calls pay nothing for it. */
+  checkUrl(url: string): Promise<string | undefined> {
+    return this[CALL].checkUrl(url);
   }
 }
 
@@ -269,6 +279,13 @@ class Call {
   /** The context handed to the tool. */
   private context(): Tool.Context {
     return new CallContext(this, this.req.ctx, this.callID);
+  }
+
+  /** Asks the host about a URL this call is about to reach (a redirect hop); allowed when the host judges none. */
+  checkUrl(url: string): Promise<string | undefined> {
+    const { toolId, callID, req, host } = this;
+    if (!host.checkUrl) return Promise.resolve(undefined);
+    return host.checkUrl({ toolId, callID, rawArgs: req.args, args: this.args, ctx: req.ctx }, url);
   }
 
   /** The signal handed to the tool: a tool that asked for it is given time to stop on its own. */

@@ -79,6 +79,15 @@ export async function checksOf(toolId: string, rawArgs: unknown, env: CheckEnvir
   return [{ tool: toolId, permissions, danger, label: `${toolId} call` }];
 }
 
+/** The check of a URL a call reaches besides its arguments' (a redirect hop), judged like webfetch's URL. */
+export function urlChecks(toolId: string, url: string, env: CheckEnvironment): PolicyCheck[] {
+  const facts = env.toolFacts?.(toolId);
+  const permissions = facts?.permissions ?? [];
+  const subject = urlSubject(url);
+  const danger = facts?.danger ?? defaultDanger(permissions);
+  return [{ tool: toolId, permissions, danger, subject, label: `${toolId} redirect to ${subject.value}` }];
+}
+
 /** A tool's level when it does not declare one: read-only tools are safe, the rest moderate. */
 function defaultDanger(permissions: ToolPermission[]): DangerLevel {
   return permissions.length > 0 && permissions.every((p) => p === 'read') ? 'safe' : 'moderate';
@@ -125,8 +134,8 @@ export function urlSubject(url: string): PolicySubject {
 /**
  * A host as the connection reaches it, first, then its other names: lower case, no brackets, no
  * trailing dots (as src/net/ssrf.ts connects); an IPv4-mapped IPv6 address is its IPv4 address; the
- * unspecified address (0.0.0.0, ::) reaches this machine; a loopback address and `localhost` (or a
- * name under `.localhost`) are one another. (WHATWG URL parsing already turned `127.1`, `2130706433`
+ * unspecified address (0.0.0.0, ::) reaches 127.0.0.1 (::1); every loopback address is also
+ * `localhost`, and `localhost` (or a name under `.localhost`) is 127.0.0.1 and ::1. (WHATWG URL parsing already turned `127.1`, `2130706433`
  * and `0x7f.0.0.1` into 127.0.0.1.)
  */
 export function hostSpellings(hostname: string): string[] {
@@ -145,10 +154,9 @@ export function hostSpellings(hostname: string): string[] {
     out.add(text);
     out.add(host);
     const range = ip.range();
-    if (range === 'unspecified' || range === 'loopback') {
-      out.add(ip.kind() === 'ipv4' ? '127.0.0.1' : '::1');
-      out.add('localhost');
-    }
+    // Connecting to the unspecified address reaches this machine's loopback listeners.
+    if (range === 'unspecified') out.add(ip.kind() === 'ipv4' ? '127.0.0.1' : '::1');
+    if (range === 'unspecified' || range === 'loopback') out.add('localhost');
   } else if (host === 'localhost' || host.endsWith('.localhost')) {
     out.add('localhost');
     out.add('127.0.0.1');

@@ -1,14 +1,15 @@
 /**
- * Step 2 of the pipeline for one registry: the loop guard, then the policy (with its approver).
+ * Step 2 of the pipeline for one registry: the loop guard, then the policy (with its approver); and
+ * the policy's word on each redirect hop a running call is about to follow (`checkUrl`).
  * The registry owns one gate, so loop-guard memory and the environment are per registry.
  * Must not judge rules or ask the approver itself: both are the Policy's (policy.ts authorize, requestApproval).
  */
 import type { AuthorizeCall } from '../pipeline/call.js';
 import type { Tool } from '../tool.js';
 import { workspaceRootFor } from '../workspace.js';
-import type { CheckEnvironment, ToolFacts } from './checks.js';
+import { urlChecks, type CheckEnvironment, type ToolFacts } from './checks.js';
 import { LoopGuard } from './loop-guard.js';
-import { refusalMessage } from './messages.js';
+import { hopRefusal, refusalMessage } from './messages.js';
 import type { Policy } from './policy.js';
 import type { LoopGuardOptions, PolicyDecision } from './types.js';
 
@@ -58,6 +59,24 @@ export class PolicyGate {
     }
     if (!this.policy) return undefined;
     return this.judge(this.policy, call, sessionID, repeated);
+  }
+
+  /**
+   * Judges a URL a running call is about to reach besides its arguments' (a redirect hop): undefined
+   * when the policy allows it (or the approver grants it), else a clause saying why not.
+   */
+  async checkUrl(call: AuthorizeCall, url: string): Promise<string | undefined> {
+    const policy = this.policy;
+    if (!policy) return undefined;
+    const sessionID = call.ctx?.sessionID ?? 'default';
+    const env = this.environment((call.ctx?.extra?.initCtx ?? {}));
+    const decision = await policy.decideChecks(call.toolId, urlChecks(call.toolId, url, env), sessionID);
+    if (decision.action === 'allow') return undefined;
+    if (decision.action === 'deny') return hopRefusal(decision);
+    const req = { toolId: call.toolId, args: call.args, callID: call.callID, sessionID, env, hashArgs: call.rawArgs };
+    if (!policy.onPermissionRequest) return hopRefusal(decision, 'no approver is configured to grant it');
+    const asked = await policy.requestApproval(req, decision);
+    return asked.allowed ? undefined : hopRefusal(decision, 'the approver did not grant it');
   }
 
   private async judge(

@@ -55,3 +55,9 @@ export function refusalMessage(d: PolicyDecision, kind: RefusalKind = 'denied', 
       return `${what}: ${why}, and asking for approval failed (${detail}). Do not retry it now.`;
   }
 }
+
+/** Why a redirect hop may not be followed, as a clause (src/net/redirects.ts makes the sentence). */
+export function hopRefusal(d: PolicyDecision, unapproved?: string): string {
+  const why = `${d.check.label} ${d.action === 'deny' ? 'is denied' : 'needs approval'} by ${sourceText(d)}${d.rule?.reason ? ` (${d.rule.reason})` : ''}`;
+  return unapproved ? `${why}, and ${unapproved}` : why;
+}

@@ -128,13 +128,16 @@ export class Policy {
 
   /** What the rules (and this session's "always" approvals) say about a call. */
   async decide(toolId: string, args: unknown, env: CheckEnvironment, sessionID?: string): Promise<PolicyDecision> {
-    const checks = await checksOf(toolId, args, env);
+    return this.decideChecks(toolId, await checksOf(toolId, args, env), sessionID);
+  }
+
+  /** What the rules say about checks already built (a call's, or a redirect hop's from `urlChecks`). */
+  async decideChecks(toolId: string, checks: PolicyCheck[], sessionID?: string): Promise<PolicyDecision> {
     const all = [...this.rules, ...this.defaults];
     for (const c of checks) if (needsEntries(c, all)) await readTreeEntries(c.subject!);
     const approvals = sessionID === undefined ? undefined : this.sessions.get(sessionID);
-    const decisions = checks.map((c) =>
-      judge(c, { policy: this.rules, defaults: this.defaults }, this.fallback, (k) => approvals?.get(approvalKey(k))),
-    );
+    const layers = { policy: this.rules, defaults: this.defaults };
+    const decisions = checks.map((c) => judge(c, layers, this.fallback, (k) => approvals?.get(approvalKey(k))));
     let worst: CheckDecision = decisions[0];
     for (const d of decisions) if (stricter(d.action, worst.action) !== worst.action) worst = d;
     const decision: PolicyDecision = { ...worst, toolId, checks: decisions, reason: '' };
