@@ -120,6 +120,11 @@ export namespace Tool {
     descriptionPath?: string;
     danger?: DangerLevel;
     /**
+     * `useless`: an identical call right after another never gives anything new (the loop guard
+     * refuses the `threshold`-th in a row on count alone, without looking at results).
+     */
+    repeats?: 'useless';
+    /**
      * The definition depends on which other tools its tool set holds (tool_search lists them): the
      * registry initialises it once per tool set, with `initCtx.toolSet`, instead of once per init context.
      */

@@ -34,6 +34,11 @@ export interface PipelineHost {
    * hop): undefined to go on, else why not. Tools reach it as `ctx.checkUrl`.
    */
   checkUrl?(call: AuthorizeCall, url: string): Promise<string | undefined>;
+  /**
+   * Told the output of every call that ran (before the output cap): the loop guard's record.
+   * Returns a refusal that replaces the result (a read-only repeat whose result did not change).
+   */
+  settled?(call: AuthorizeCall, output: string): string | undefined;
   /** Records a call whose tool returned `Tool.pending`: the record, or a refusal the model reads (too many waiting). */
   pend?(request: PendRequest): PendingCall | string;
 }
@@ -262,7 +267,9 @@ class Call {
           Promise.resolve(running).then(resolve, reject);
         });
       } catch (err) {
-        return this.fail(this.stopped ? this.abortMessage : errorText(err, toolId));
+        if (this.stopped) return this.fail(this.abortMessage);
+        const message = errorText(err, toolId);
+        return this.fail(this.settledRefusal(message) ?? message);
       } finally {
         if (graceTimer) clearTimeout(graceTimer);
       }
@@ -279,6 +286,12 @@ class Call {
   /** The context handed to the tool. */
   private context(): Tool.Context {
     return new CallContext(this, this.req.ctx, this.callID);
+  }
+
+  /** Tells the host the output of a call that ran; its refusal, if it has one. */
+  private settledRefusal(output: string): string | undefined {
+    const { toolId, callID, req, host } = this;
+    return host.settled?.({ toolId, callID, rawArgs: req.args, args: this.args, ctx: req.ctx }, output);
   }
 
   /** Asks the host about a URL this call is about to reach (a redirect hop); allowed when the host judges none. */
@@ -405,6 +418,10 @@ class Call {
     if (attachments) final.attachments = attachments;
     if (result.structuredContent !== undefined) final.structuredContent = result.structuredContent;
     if (stoppedBy !== undefined) metadata.error = stoppedBy;
+    else {
+      const loop = this.settledRefusal(final.output);
+      if (loop !== undefined) return this.fail(loop);
+    }
     if (metadata.error) {
       // The model reads `output`; make sure it carries the error, whatever else the tool wrote.
       const message =

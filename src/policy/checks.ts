@@ -25,6 +25,8 @@ export interface ToolFacts {
   permissions: ToolPermission[];
   /** The tool's own danger level; calls of bash get one per command instead. */
   danger?: DangerLevel;
+  /** `useless`: the tool declares that an identical call in a row never gives anything new (the loop guard refuses it on count alone). */
+  repeats?: 'useless';
 }
 
 /** Where paths resolve and what the tools are. */

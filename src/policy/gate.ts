@@ -7,8 +7,8 @@
 import type { AuthorizeCall } from '../pipeline/call.js';
 import type { Tool } from '../tool.js';
 import { workspaceRootFor } from '../workspace.js';
-import { urlChecks, type CheckEnvironment, type ToolFacts } from './checks.js';
-import { LoopGuard } from './loop-guard.js';
+import { checksOf, urlChecks, type CheckEnvironment, type ToolFacts } from './checks.js';
+import { LoopGuard, MAX_GUARDED_SESSIONS } from './loop-guard.js';
 import { hopRefusal, refusalMessage } from './messages.js';
 import type { Policy } from './policy.js';
 import type { LoopGuardOptions, PolicyDecision } from './types.js';
@@ -24,6 +24,8 @@ export interface GateOptions {
 export class PolicyGate {
   policy?: Policy;
   loopGuard?: LoopGuard;
+  /** Read-only repeats let through to see whether anything changed: call id -> its count in a row. */
+  private readonly verifying = new Map<string, number>();
 
   constructor(
     private readonly facts: (toolId: string) => ToolFacts | undefined,
@@ -48,17 +50,59 @@ export class PolicyGate {
   /** The pipeline's step 2; synchronous undefined when nothing needs judging. */
   authorize(call: AuthorizeCall): Promise<string | undefined> | string | undefined {
     const sessionID = call.ctx?.sessionID ?? 'default';
-    let repeated: number | undefined;
     // Calls without a session are a program's, not a model's: the guard watches sessions only.
     if (this.loopGuard && call.ctx?.sessionID !== undefined) {
       const count = this.loopGuard.note(sessionID, call.toolId, call.rawArgs, call.ctx.messageID);
-      if (this.loopGuard.trips(count)) {
-        if (this.loopGuard.action === 'deny' || !this.policy) return this.loopGuard.message(call.toolId, count);
-        repeated = count;
-      }
+      if (this.loopGuard.trips(count)) return this.repeat(this.loopGuard, call, sessionID, count);
     }
     if (!this.policy) return undefined;
-    return this.judge(this.policy, call, sessionID, repeated);
+    return this.judge(this.policy, call, sessionID);
+  }
+
+  /**
+   * After a call ran: records its result for the loop guard. Returns the guard's refusal when the
+   * call was a read-only repeat let through to see whether anything changed, and nothing did.
+   */
+  settled(call: AuthorizeCall, output: string): string | undefined {
+    const verifying = this.verifying.get(call.callID);
+    if (verifying !== undefined) this.verifying.delete(call.callID);
+    if (!this.loopGuard || call.ctx?.sessionID === undefined) return undefined;
+    const same = this.loopGuard.result(call.ctx.sessionID, call.toolId, call.rawArgs, output);
+    return verifying !== undefined && same ? this.loopGuard.unchangedMessage(call.toolId, verifying) : undefined;
+  }
+
+  /** A call that repeats the last ones `threshold` times or more: refused only when it would make no progress. */
+  private async repeat(
+    guard: LoopGuard,
+    call: AuthorizeCall,
+    sessionID: string,
+    count: number,
+  ): Promise<string | undefined> {
+    const facts = this.facts(call.toolId);
+    const verdict = guard.judge(sessionID, facts?.repeats === 'useless', await this.readOnly(call, facts));
+    if (verdict === 'refuse') {
+      if (guard.action === 'deny' || !this.policy) return guard.message(call.toolId, count);
+      return this.judge(this.policy, call, sessionID, count);
+    }
+    const refusal = this.policy ? await this.judge(this.policy, call, sessionID) : undefined;
+    if (refusal === undefined && verdict === 'verify') {
+      this.verifying.set(call.callID, count);
+      if (this.verifying.size > MAX_GUARDED_SESSIONS) this.verifying.delete(this.verifying.keys().next().value!);
+    }
+    return refusal;
+  }
+
+  /** Whether a call only reads (safe, no unknown part): running it again to see whether anything changed harms nothing. */
+  private async readOnly(call: AuthorizeCall, facts: ToolFacts | undefined): Promise<boolean> {
+    if (call.toolId === 'bash') {
+      const env = this.environment(call.ctx?.extra?.initCtx ?? {});
+      const checks = await checksOf('bash', call.args, env);
+      return checks.every((c) => c.danger === 'safe' && !c.unknown);
+    }
+    const permissions = facts?.permissions ?? [];
+    const danger =
+      facts?.danger ?? (permissions.length > 0 && permissions.every((p) => p === 'read') ? 'safe' : 'moderate');
+    return danger === 'safe';
   }
 
   /**
@@ -69,7 +113,7 @@ export class PolicyGate {
     const policy = this.policy;
     if (!policy) return undefined;
     const sessionID = call.ctx?.sessionID ?? 'default';
-    const env = this.environment((call.ctx?.extra?.initCtx ?? {}));
+    const env = this.environment(call.ctx?.extra?.initCtx ?? {});
     const decision = await policy.decideChecks(call.toolId, urlChecks(call.toolId, url, env), sessionID);
     if (decision.action === 'allow') return undefined;
     if (decision.action === 'deny') return hopRefusal(decision);
