@@ -394,6 +394,8 @@ describe('the shipped JSON Schema agrees with the validator', () => {
       { rules: [{ permission: 'admin', action: 'deny' }] },
       { rules: [], extends: false },
       { rules: [], extends: 'no' },
+      { rules: [], loopGuard: { exempt: ['bash_output', 'poll'] } },
+      { rules: [], loopGuard: { exempt: 'poll' } },
     ];
     for (const value of cases) {
       const ours = policyProblems(value).length === 0;

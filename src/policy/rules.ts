@@ -60,9 +60,14 @@ export function policyProblems(value: unknown): PolicyProblem[] {
 function checkLoopGuard(g: unknown, add: (path: string, message: string) => void): void {
   if (g === undefined || g === false) return;
   if (!g || typeof g !== 'object')
-    return add('loopGuard', 'must be false or { "threshold"?: number >= 2, "action"?: "deny" | "ask" }');
-  const { threshold, action, ...rest } = g as Record<string, unknown>;
-  for (const k of Object.keys(rest)) add(`loopGuard.${k}`, 'unknown field; known fields: threshold, action');
+    return add(
+      'loopGuard',
+      'must be false or { "threshold"?: number >= 2, "action"?: "deny" | "ask", "exempt"?: tool ids }',
+    );
+  const { threshold, action, exempt, ...rest } = g as Record<string, unknown>;
+  for (const k of Object.keys(rest)) add(`loopGuard.${k}`, 'unknown field; known fields: threshold, action, exempt');
+  if (exempt !== undefined && !(Array.isArray(exempt) && exempt.every((t) => typeof t === 'string')))
+    add('loopGuard.exempt', 'must be an array of tool ids whose identical calls are never counted');
   if (threshold !== undefined && !(Number.isInteger(threshold) && (threshold as number) >= 2))
     add('loopGuard.threshold', `${JSON.stringify(threshold)} must be a whole number of at least 2`);
   if (action !== undefined && action !== 'deny' && action !== 'ask')
