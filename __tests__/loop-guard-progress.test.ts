@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Tool, createRegistry, registerBuiltinTools } from '../src/index.js';
+import { Tool, createRegistry, createPolicy, registerBuiltinTools } from '../src/index.js';
 import { serveMcp } from '../src/mcp/index.js';
 import { tempDir } from './helpers.js';
 
@@ -110,6 +110,26 @@ describe('the loop guard refuses a repeat only when it makes no progress', () =>
     for (let i = 0; i < 3; i++) results.push(await registry.execute('roll', {}, { sessionID: 's' }));
     expect(results.map((r) => r.success)).toEqual([true, true, false]);
     expect(n).toBe(2);
+  });
+});
+
+describe('with action "ask"', () => {
+  it('a repeat without progress goes to the approver before it runs, read-only or not; one with progress does not', async () => {
+    const asked: string[] = [];
+    const policy = createPolicy(
+      { rules: [], loopGuard: { action: 'ask' } },
+      { onPermissionRequest: (r) => (asked.push(r.decision.reason), 'reject') },
+    );
+    const registry = registerBuiltinTools(createRegistry({ policy }));
+    const initCtx = { workspaceRoot: ws.dir };
+    const read = () => registry.execute('read', { filePath: 'a.txt' }, { sessionID: 's' }, initCtx);
+    await read();
+    fs.writeFileSync(path.join(ws.dir, 'a.txt'), 'two\n');
+    await read();
+    expect((await read()).error).toBeUndefined(); // one then two: progress, nobody asked
+    expect(asked).toEqual([]);
+    expect((await read()).error).toMatch(/the user rejected it/); // two, two: asked first
+    expect(asked).toEqual(['ask read of a.txt: the loop guard (the same call 4 times in a row).']);
   });
 });
 

@@ -79,7 +79,9 @@ export class PolicyGate {
     count: number,
   ): Promise<string | undefined> {
     const facts = this.facts(call.toolId);
-    const verdict = guard.judge(sessionID, facts?.repeats === 'useless', await this.readOnly(call, facts));
+    // With `action: 'ask'` the approver decides before the call runs, read-only or not.
+    const readOnly = guard.action === 'deny' && (await this.readOnly(call, facts));
+    const verdict = guard.judge(sessionID, facts?.repeats === 'useless', readOnly);
     if (verdict === 'refuse') {
       if (guard.action === 'deny' || !this.policy) return guard.message(call.toolId, count);
       return this.judge(this.policy, call, sessionID, count);
