@@ -13,6 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Tool, createRegistry, createPolicy, registerBuiltinTools } from '../src/index.js';
 import { serveMcp } from '../src/mcp/index.js';
+import { LoopGuard, LOOP_RESULT_KEPT_CHARS } from '../src/policy/loop-guard.js';
 import { tempDir } from './helpers.js';
 
 let ws: { dir: string; cleanup: () => Promise<void> };
@@ -110,6 +111,23 @@ describe('the loop guard refuses a repeat only when it makes no progress', () =>
     for (let i = 0; i < 3; i++) results.push(await registry.execute('roll', {}, { sessionID: 's' }));
     expect(results.map((r) => r.success)).toEqual([true, true, false]);
     expect(n).toBe(2);
+  });
+});
+
+describe('LOOP_RESULT_KEPT_CHARS', () => {
+  it('results at the limit are kept as they are, one past it as a hash: the same result is recognised either way', () => {
+    for (const size of [LOOP_RESULT_KEPT_CHARS, LOOP_RESULT_KEPT_CHARS + 1]) {
+      const guard = new LoopGuard();
+      const args = { filePath: 'a.txt' };
+      const text = 'y'.repeat(size);
+      guard.note('s', 'read', args);
+      expect(guard.result('s', 'read', args, text)).toBe(false);
+      guard.note('s', 'read', args);
+      expect(guard.result('s', 'read', args, `${text.slice(1)}z`)).toBe(false);
+      guard.note('s', 'read', args);
+      expect(guard.result('s', 'read', args, `${text.slice(1)}z`)).toBe(true);
+      expect(guard.judge('s', false, false)).toBe('refuse');
+    }
   });
 });
 

@@ -108,7 +108,7 @@ export {
   MAX_HTML_PARSE_ELEMENTS,
   MAX_CONVERT_WORKERS,
 } from './tools/web/html-convert.js';
-export { DEFAULT_LOOP_THRESHOLD, MAX_GUARDED_SESSIONS } from './policy/loop-guard.js';
+export { DEFAULT_LOOP_THRESHOLD, MAX_GUARDED_SESSIONS, LOOP_RESULT_KEPT_CHARS } from './policy/loop-guard.js';
 export { MAX_PENDING_GRANTS } from './policy/approvals.js';
 export { LIST_PROGRESS_EVERY as MEMORY_LIST_PROGRESS_EVERY } from './tools/memory/memory.js';
 export { MAX_EDIT_FILE_BYTES } from './tools/files/edit.js';

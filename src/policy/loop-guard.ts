@@ -19,6 +19,11 @@ export const DEFAULT_LOOP_THRESHOLD = 3;
 export const DEFAULT_LOOP_EXEMPT: readonly string[] = ['bash_output', 'undo_file', 'undo_turn'];
 /** Sessions the guard remembers; the least recently active is forgotten past it. */
 export const MAX_GUARDED_SESSIONS = 1000;
+/**
+ * Results up to this many characters are kept as they are to compare the next one with; longer
+ * ones are kept as a SHA-256 hash (hashing costs more than comparing, keeping costs memory).
+ */
+export const LOOP_RESULT_KEPT_CHARS = 16_384;
 
 /** What the guard says about a call that repeats the last ones `threshold` times or more. */
 export type RepeatVerdict = 'progress' | 'verify' | 'refuse';
@@ -50,7 +55,7 @@ export class LoopGuard {
     const same = prev !== undefined && prev.key === key;
     const count = same ? (messageID !== undefined && prev.messageID === messageID ? prev.count : prev.count + 1) : 1;
     this.last.delete(sessionID);
-    this.last.set(sessionID, { key, count, messageID, results: same ? prev.results : [] });
+    this.last.set(sessionID, { key, args, count, messageID, results: same ? prev.results : [] });
     if (this.last.size > MAX_GUARDED_SESSIONS) this.last.delete(this.last.keys().next().value!);
     return count;
   }
@@ -81,10 +86,12 @@ export class LoopGuard {
    */
   result(sessionID: string, toolId: string, args: unknown, output: string): boolean {
     const run = this.last.get(sessionID);
-    if (!run || run.key !== callKey(toolId, args)) return false;
-    const hash = createHash('sha256').update(output).digest('hex');
-    const same = run.results.length > 0 && run.results[run.results.length - 1] === hash;
-    run.results.push(hash);
+    // The same arguments object as noted is the same call, without serialising it again.
+    if (!run || (run.args !== args && run.key !== callKey(toolId, args))) return false;
+    const kept =
+      output.length <= LOOP_RESULT_KEPT_CHARS ? output : `\0${createHash('sha256').update(output).digest('hex')}`;
+    const same = run.results.length > 0 && run.results[run.results.length - 1] === kept;
+    run.results.push(kept);
     if (run.results.length > this.threshold) run.results.shift();
     return same;
   }
@@ -102,9 +109,11 @@ export class LoopGuard {
 
 interface Run {
   key: string;
+  /** The arguments object noted (the pipeline hands the same one to `result`). */
+  args: unknown;
   count: number;
   messageID?: string;
-  /** Hashes of the results of this run's calls, oldest first (at most `threshold`). */
+  /** This run's results (short ones as they are, long ones as a hash), oldest first, at most `threshold`. */
   results: string[];
 }
 
