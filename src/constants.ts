@@ -87,10 +87,12 @@ export {
   HTTP_ERROR_BODY_CHARS,
 } from './net/http.js';
 export { MAX_REDIRECTS, HTTP_CROSS_ORIGIN_HEADERS } from './net/redirects.js';
+export { SECRET_MIN_CHARS } from './net/scrub.js';
 export { HTTP_CACHE_MAX_ENTRIES, HTTP_CACHE_MAX_BODY_BYTES } from './net/response-cache.js';
 export { HTTP_METHODS, HTTP_FORBIDDEN_HEADERS, HTTP_MAX_PAIRS } from './tools/web/http-request.js';
 export { REST_NAME_PREFIX, REST_DEFAULT_CONCURRENCY } from './rest/tools.js';
-export { OPENAPI_MAX_DESCRIPTION_CHARS, OPENAPI_MAX_SCHEMA_DEPTH } from './rest/openapi.js';
+export { OPENAPI_MAX_DESCRIPTION_CHARS, OPENAPI_MAX_SCHEMA_DEPTH, OPENAPI_MAX_SCHEMA_NODES } from './rest/openapi.js';
+export { OPENAPI_MAX_EXPANDED_NODES, OPENAPI_IMPORT_TIMEOUT_MS, OPENAPI_IMPORT_HEAP_MB } from './rest/openapi-load.js';
 export { MAX_WRITE_BYTES } from './tools/files/write.js';
 export { MAX_DELETE_ENTRIES, DELETE_PROGRESS_EVERY } from './tools/files/delete.js';
 export { MAX_LINE_COUNT_BYTES } from './tools/files/file-info.js';
