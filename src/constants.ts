@@ -7,7 +7,9 @@
 export { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from './registry.js';
 export { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
 export { PROGRESS_EVENT } from './langchain.js';
+export { MIN_DESCRIPTION_CHARS } from './description-fit.js';
 export { ABORT_GRACE_MS } from './pipeline/call.js';
+export { TRACER_NAME, MAX_SPAN_CONTENT_CHARS } from './telemetry.js';
 export { STALE_TEMP_MIN_AGE_MS, STALE_TEMP_MAX_AGE_MS } from './atomic-write.js';
 export { SESSION_ID_PATTERN, MAX_SESSION_FILES } from './cli/session.js';
 export { DEFAULT_MCP_HOST, MCP_HTTP_PATH, MCP_RESULT_META_CAPABILITY } from './mcp/server.js';
@@ -20,6 +22,7 @@ export {
   TOOL_SEARCH_DEFAULT_RESULTS,
   TOOL_SEARCH_MAX_RESULTS,
   TOOL_SEARCH_MAX_DESCRIPTION_CHARS,
+  DEFER_AUTO_BUDGET_CHARS,
 } from './mcp/lazy.js';
 export { DEFAULT_MCP_MAX_TOTAL_TIMEOUT_MS } from './mcp/import.js';
 export { MCP_LIVENESS_INTERVAL_MS, MCP_LIVENESS_PING_MS, MCP_RECONNECT_DEFAULTS } from './mcp/connection.js';

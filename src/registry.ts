@@ -36,6 +36,7 @@ import { executeBatch, type BatchCall } from './batch.js';
 import type { Policy } from './policy/policy.js';
 import type { CheckEnvironment } from './policy/checks.js';
 import { PendingCalls, type LateResult } from './pending.js';
+import { Telemetry, type TelemetryOptions } from './telemetry.js';
 import type { PendingCall } from './pipeline/types.js';
 
 /** Default number of tool calls a registry runs at once; more wait in a queue. */
@@ -55,6 +56,8 @@ export interface RegistryOptions {
   policy?: Policy;
   /** The repeated-call guard (default: the policy's, else on at 3 identical calls in a row); `false` turns it off. */
   loopGuard?: GateOptions['loopGuard'];
+  /** OpenTelemetry spans of calls (docs/telemetry.md): on when `@opentelemetry/api` and a provider are there. */
+  telemetry?: TelemetryOptions;
 }
 
 /** How a tool is registered; each field overrides what the tool declared in `Tool.define`. */
@@ -102,6 +105,12 @@ export interface ToolsOptions {
    * or `bindTools(tools, { strict: true })`.
    */
   strict?: boolean;
+  /**
+   * Fit each description under this many characters, for endpoints that refuse longer ones (Azure
+   * OpenAI and several proxies: 1,024): the opening lines stay, lines about a parameter move into its
+   * description, the rest is left out with a pointer to `toolbelt run <tool> --help` (docs/providers.md).
+   */
+  maxDescriptionChars?: number;
 }
 
 /** Options of `execute()` beyond the contract's four arguments. */
@@ -130,6 +139,10 @@ export interface ToolSource {
   readonly kind: string;
   readonly name: string;
   close(): Promise<void>;
+  /** Called by `tools()` before it picks the tools it hands out (deferral plans its 'auto' set here). */
+  prepare?(initCtx: Tool.InitContext): Promise<void>;
+  /** The tools this source defers (offered through a search until found); see src/mcp/lazy.ts. */
+  deferredTools?(): ReadonlyArray<{ id: string }>;
 }
 
 const DEFAULT_INIT_CTX: Tool.InitContext = Object.freeze({});
@@ -162,6 +175,8 @@ export class ToolRegistryImpl {
   private readonly gate: PolicyGate;
   /** Calls whose tools returned `Tool.pending`, until their results are taken. */
   private readonly pendingCalls: PendingCalls;
+  /** The spans of this registry's calls (and of `task`'s sub-agents). */
+  readonly telemetry: Telemetry;
 
   constructor(options: RegistryOptions = {}) {
     this.semaphore = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
@@ -171,6 +186,7 @@ export class ToolRegistryImpl {
     // Getters read the registry's current values (the timeout can change, subscribers come and go).
     const timeoutMs = () => this.defaultTimeoutMs;
     const subscribers = this.subscribers;
+    this.telemetry = new Telemetry(options.telemetry);
     this.host = {
       semaphore: this.semaphore,
       deadlines: new DeadlineQueue(),
@@ -187,6 +203,7 @@ export class ToolRegistryImpl {
       checkUrl: (call, url) => this.gate.checkUrl(call, url),
       settled: (call, output) => this.gate.settled(call, output),
       pend: (request) => this.pendingCalls.add(request),
+      telemetry: this.telemetry,
     };
     this.pendingCalls = new PendingCalls((event) => this.emit(event), this.truncateOptions);
     this.onDispose(() => this.pendingCalls.dispose());
@@ -354,7 +371,10 @@ export class ToolRegistryImpl {
   /** LangChain tools for `createAgent`, filtered by ids and/or permissions. */
   async tools(options: ToolsOptions = {}): Promise<StructuredToolInterface[]> {
     const initCtx = options.initCtx ?? DEFAULT_INIT_CTX;
+    for (const source of this.ownedSources) await source.prepare?.(initCtx);
     const selected = this.select(options);
+    // Deferred tools carry `extras.defer_loading` (providerToolSearchMiddleware, lazyToolsMiddleware).
+    const deferred = new Set([...this.ownedSources].flatMap((s) => s.deferredTools?.().map((t) => t.id) ?? []));
     // The tools handed out here, fixed now (a tool registered later is not among them either).
     const chosen = new Set(selected);
     const toolSet: Tool.ToolSet = { has: (id) => chosen.has(id) && this.entries.has(id) };
@@ -376,6 +396,8 @@ export class ToolRegistryImpl {
           timeoutMs: options.timeoutMs,
           signal: options.signal,
           strict: options.strict,
+          maxDescriptionChars: options.maxDescriptionChars,
+          ...(deferred.has(id) ? { deferLoading: true } : {}),
         }),
       ),
     );
