@@ -33,6 +33,11 @@ export interface ToolFacts {
 export interface CheckEnvironment {
   workspaceRoot: string;
   additionalRoots?: string[];
+  /**
+   * The calls' files live on a deepagents backend (`initCtx.backend`): a path is the backend's,
+   * judged relative to its root `/`, and never resolved (or realpath'd) on this host.
+   */
+  backendPaths?: boolean;
   /** Facts about a tool by id (from the registry); unknown tools are treated as moderate with no permissions. */
   toolFacts?: (toolId: string) => ToolFacts | undefined;
 }
@@ -137,8 +142,8 @@ export function urlSubject(url: string): PolicySubject {
  * A host as the connection reaches it, first, then its other names: lower case, no brackets, no
  * trailing dots (as src/net/ssrf.ts connects); an IPv4-mapped IPv6 address is its IPv4 address; the
  * unspecified address (0.0.0.0, ::) reaches 127.0.0.1 (::1); every loopback address is also
- * `localhost`, and `localhost` (or a name under `.localhost`) is 127.0.0.1 and ::1. (WHATWG URL parsing already turned `127.1`, `2130706433`
- * and `0x7f.0.0.1` into 127.0.0.1.)
+ * `localhost`, and `localhost` (or a name under `.localhost`) is 127.0.0.1 and ::1. (WHATWG URL
+ * parsing already turned `127.1`, `2130706433` and `0x7f.0.0.1` into 127.0.0.1.)
  */
 export function hostSpellings(hostname: string): string[] {
   const host = normaliseHost(hostname);
@@ -177,6 +182,8 @@ async function pathSubject(
   env: CheckEnvironment,
   tree?: 'whole' | 'inside',
 ): Promise<PolicySubject> {
+  // A backend's paths are its own (nothing on this disk to resolve or walk).
+  if (env.backendPaths) return backendPathSubject(given, cwd);
   const roots = [env.workspaceRoot, ...(env.additionalRoots ?? [])].map((r) => path.resolve(r));
   const expanded = given === '~' || given.startsWith('~/') ? path.join(os.homedir(), given.slice(1)) : given;
   const lexical = path.resolve(env.workspaceRoot, cwd, expanded);
@@ -246,6 +253,12 @@ export async function readTreeEntries(subject: PolicySubject): Promise<void> {
   // Not enumerable: a decision printed as JSON need not list thousands of paths.
   Object.defineProperty(subject, 'entries', { value: found, enumerable: false });
   subject.entriesCut = cut;
+}
+
+/** A backend's path as rules see it: relative to the backend's root (`.` for the root); never outside. */
+function backendPathSubject(given: string, cwd: string): PolicySubject {
+  const p = path.posix.resolve('/', cwd, given);
+  return { kind: 'path', value: p === '/' ? '.' : p.slice(1), outside: false };
 }
 
 /** `p` relative to `root` when inside it, else undefined. */
