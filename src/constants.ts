@@ -105,6 +105,7 @@ export { MAX_DELETE_ENTRIES, DELETE_PROGRESS_EVERY } from './tools/files/delete.
 export { MAX_LINE_COUNT_BYTES } from './tools/files/file-info.js';
 export { DEFAULT_POLICY, SECRET_FILE_PATTERNS } from './policy/defaults.js';
 export { POLICY_FILE_NAME } from './policy/policy.js';
+export { POLICY_TREE_MAX_ENTRIES } from './policy/checks.js';
 export { ALL_PERMISSIONS } from './permissions.js';
 export { MAX_REF_DEPTH } from './schema/portable.js';
 export { MAX_IGNORE_FILE_BYTES, MAX_BRACE_EXPANSIONS } from './tools/files/search-common.js';
@@ -116,7 +117,7 @@ export {
   MAX_HTML_PARSE_ELEMENTS,
   MAX_CONVERT_WORKERS,
 } from './tools/web/html-convert.js';
-export { DEFAULT_LOOP_THRESHOLD, MAX_GUARDED_SESSIONS } from './policy/loop-guard.js';
+export { DEFAULT_LOOP_THRESHOLD, MAX_GUARDED_SESSIONS, LOOP_RESULT_KEPT_CHARS } from './policy/loop-guard.js';
 export { MAX_PENDING_GRANTS } from './policy/approvals.js';
 export { LIST_PROGRESS_EVERY as MEMORY_LIST_PROGRESS_EVERY } from './tools/memory/memory.js';
 export { MAX_EDIT_FILE_BYTES } from './tools/files/edit.js';

@@ -137,6 +137,8 @@ export {
   type LoopGuardOptions,
   type CheckEnvironment,
   type PolicyOptions,
+  type PolicyLayer,
+  type MergedPolicy,
 } from './policy/index.js';
 export { classifyCommand, type DangerLevel, type CommandClassification } from './tools/bash/danger.js';
 export type { SandboxMode, SandboxOptions, SandboxStatus } from './sandbox/types.js';

@@ -70,6 +70,8 @@ export interface RegisterOptions {
   /** A `.txt` whose (templated) text replaces the inline description. */
   descriptionPath?: string;
   danger?: Tool.DangerLevel;
+  /** `useless`: identical calls in a row never give anything new (see `Tool.About.repeats`). */
+  repeats?: 'useless';
   /** Replace an existing tool with the same id instead of throwing. */
   replace?: boolean;
 }
@@ -80,6 +82,7 @@ export interface RegistryEntry {
   permissions: ToolPermissions;
   descriptionPath?: string;
   danger?: Tool.DangerLevel;
+  repeats?: 'useless';
 }
 
 /** Builds the context of a call made by an agent: who is calling, in which session. */
@@ -202,6 +205,8 @@ export class ToolRegistryImpl {
       },
       record: (toolId, durationMs, error) => this.record(toolId, durationMs, error),
       authorize: (call) => this.gate.authorize(call),
+      checkUrl: (call, url) => this.gate.checkUrl(call, url),
+      settled: (call, output) => this.gate.settled(call, output),
       pend: (request) => this.pendingCalls.add(request),
       telemetry: this.telemetry,
     };
@@ -214,7 +219,7 @@ export class ToolRegistryImpl {
     this.gate = new PolicyGate(
       (id) => {
         const entry = this.entries.get(id);
-        return entry && { permissions: entry.permissions.required, danger: entry.danger };
+        return entry && { permissions: entry.permissions.required, danger: entry.danger, repeats: entry.repeats };
       },
       {
         policy: options.policy,
@@ -277,6 +282,7 @@ export class ToolRegistryImpl {
       permissions: { required: [...permissions.required], optional: [...(permissions.optional ?? [])] },
       descriptionPath: options.descriptionPath ?? info.descriptionPath,
       danger: options.danger ?? info.danger,
+      repeats: options.repeats ?? info.repeats,
     });
     this.invalidate();
     return this;

@@ -68,6 +68,12 @@ export namespace Tool {
     metadata(update: MetadataUpdate<M>): void;
     /** Extra, host-defined values (e.g. the registry itself for tools that run sub-agents). */
     extra?: Record<string, unknown>;
+    /**
+     * Asks the registry's policy about a URL the call is about to reach besides its arguments' (a
+     * redirect hop): resolves to undefined when it may go on, else a clause saying why not. Absent
+     * when the call runs outside a registry.
+     */
+    checkUrl?(url: string): Promise<string | undefined>;
   }
 
   /**
@@ -120,6 +126,11 @@ export namespace Tool {
     /** Absolute path of a `.txt` description (see `descriptionBeside`). */
     descriptionPath?: string;
     danger?: DangerLevel;
+    /**
+     * `useless`: an identical call right after another never gives anything new (the loop guard
+     * refuses the `threshold`-th in a row on count alone, without looking at results).
+     */
+    repeats?: 'useless';
     /**
      * The definition depends on which other tools its tool set holds (tool_search lists them): the
      * registry initialises it once per tool set, with `initCtx.toolSet`, instead of once per init context.

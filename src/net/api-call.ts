@@ -97,6 +97,7 @@ export async function callApi(options: ApiCallOptions): Promise<Tool.Result<ApiC
         allowedHosts: options.allowedHosts,
         timeoutMs: options.timeoutMs,
         signal: ctx.abort,
+        checkHop: ctx.checkUrl?.bind(ctx),
         onStage: (stage) => ctx.metadata({ title: scrub(`${request.method} ${shownUrl}: ${stage}`) }),
       });
     }

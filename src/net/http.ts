@@ -42,6 +42,8 @@ export interface HttpSendOptions {
   signal?: AbortSignal;
   /** Told each time the request reaches a new stage (connecting, a redirect, reading the body). */
   onStage?: (stage: string) => void;
+  /** The tool policy's word on each redirect target (`ctx.checkUrl`); see `FollowOptions.checkHop`. */
+  checkHop?: (url: string) => Promise<string | undefined>;
 }
 
 /** The response, its body read whole. */
@@ -76,6 +78,7 @@ export async function sendHttp(request: HttpExchangeRequest, options: HttpSendOp
     const { res, url, redirects } = await followRedirects(request, {
       policy: options.policy,
       allowedHosts: options.allowedHosts,
+      checkHop: options.checkHop,
       signal: controller.signal,
       onRedirect: (u) => {
         current = u;

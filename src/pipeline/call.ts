@@ -30,6 +30,16 @@ export interface PipelineHost {
    * undefined synchronously when there is nothing to wait for, so plain calls stay cheap.
    */
   authorize?(call: AuthorizeCall): Promise<string | undefined> | string | undefined;
+  /**
+   * The policy's word on a URL a running call is about to reach besides its arguments' (a redirect
+   * hop): undefined to go on, else why not. Tools reach it as `ctx.checkUrl`.
+   */
+  checkUrl?(call: AuthorizeCall, url: string): Promise<string | undefined>;
+  /**
+   * Told the output of every call that ran (before the output cap): the loop guard's record.
+   * Returns a refusal that replaces the result (a read-only repeat whose result did not change).
+   */
+  settled?(call: AuthorizeCall, output: string): string | undefined;
   /** Records a call whose tool returned `Tool.pending`: the record, or a refusal the model reads (too many waiting). */
   pend?(request: PendRequest): PendingCall | string;
   /** Tracing (src/telemetry.ts): each call's span; absent or returning undefined, nothing is traced. */
@@ -139,6 +149,11 @@ class CallContext implements Tool.Context {
 
   get abort(): AbortSignal {
     return this[CALL].toolSignal();
+  }
+
+  /** A method, not a per-call closure: plain calls pay nothing for it. */
+  checkUrl(url: string): Promise<string | undefined> {
+    return this[CALL].checkUrl(url);
   }
 }
 
@@ -269,7 +284,9 @@ class Call {
           Promise.resolve(running).then(resolve, reject);
         });
       } catch (err) {
-        return this.fail(this.stopped ? this.abortMessage : errorText(err, toolId));
+        if (this.stopped) return this.fail(this.abortMessage);
+        const message = errorText(err, toolId);
+        return this.fail(this.settledRefusal(message) ?? message);
       } finally {
         if (graceTimer) clearTimeout(graceTimer);
       }
@@ -286,6 +303,19 @@ class Call {
   /** The context handed to the tool. */
   private context(): Tool.Context {
     return new CallContext(this, this.req.ctx, this.callID);
+  }
+
+  /** Tells the host the output of a call that ran; its refusal, if it has one. */
+  private settledRefusal(output: string): string | undefined {
+    const { toolId, callID, req, host } = this;
+    return host.settled?.({ toolId, callID, rawArgs: req.args, args: this.args, ctx: req.ctx }, output);
+  }
+
+  /** Asks the host about a URL this call is about to reach (a redirect hop); allowed when the host judges none. */
+  checkUrl(url: string): Promise<string | undefined> {
+    const { toolId, callID, req, host } = this;
+    if (!host.checkUrl) return Promise.resolve(undefined);
+    return host.checkUrl({ toolId, callID, rawArgs: req.args, args: this.args, ctx: req.ctx }, url);
   }
 
   /** The signal handed to the tool: a tool that asked for it is given time to stop on its own. */
@@ -406,6 +436,10 @@ class Call {
     if (attachments) final.attachments = attachments;
     if (result.structuredContent !== undefined) final.structuredContent = result.structuredContent;
     if (stoppedBy !== undefined) metadata.error = stoppedBy;
+    else {
+      const loop = this.settledRefusal(final.output);
+      if (loop !== undefined) return this.fail(loop);
+    }
     if (metadata.error) {
       // The model reads `output`; make sure it carries the error, whatever else the tool wrote.
       const message =

@@ -7,9 +7,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { argsHash, GrantStore } from './approvals.js';
-import { checksOf, type CheckEnvironment } from './checks.js';
+import { checksOf, readTreeEntries, type CheckEnvironment } from './checks.js';
 import { DEFAULT_POLICY } from './defaults.js';
-import { judge, stricter } from './evaluate.js';
+import { judge, needsEntries, stricter } from './evaluate.js';
 import { explainDecision, refusalMessage } from './messages.js';
 import { parsePolicyText, validatePolicy } from './rules.js';
 import { liftContainedAsks } from '../sandbox/auto-allow.js';
@@ -22,6 +22,7 @@ import type {
   PolicyCheck,
   PolicyConfig,
   PolicyDecision,
+  PolicyLayer,
   PolicyRule,
 } from './types.js';
 
@@ -34,6 +35,28 @@ export const MAX_APPROVAL_SESSIONS = 1000;
 export interface PolicyOptions {
   /** Asked when a rule says `ask`; without it, `ask` is a denial the model can read. */
   onPermissionRequest?: OnPermissionRequest;
+}
+
+/** The order in which rules decide, strongest first (docs/permissions.md, "Precedence"). */
+export const PRECEDENCE: readonly string[] = [
+  'deny (policy or defaults)',
+  'an "always" approval of this session',
+  'ask (policy)',
+  'allow (policy)',
+  'ask (defaults)',
+  'allow (defaults)',
+  'the default action',
+];
+
+/** The merged policy: both layers and how they combine. */
+export interface MergedPolicy {
+  extends: boolean;
+  default: PolicyAction;
+  loopGuard: LoopGuardOptions | false;
+  precedence: readonly string[];
+  layers: Array<{ layer: PolicyLayer; rules: PolicyRule[] }>;
+  /** The file's OS sandbox settings, when it has them (docs/sandbox.md). */
+  sandbox?: PolicyConfig['sandbox'];
 }
 
 /** One call as the pipeline hands it to the policy. */
@@ -53,7 +76,12 @@ export type Authorization =
 
 /** Rules and the approvals given under them. */
 export class Policy {
+  /** The policy's own rules (the `policy` layer). */
   readonly rules: readonly PolicyRule[];
+  /** The rules it extends (the `defaults` layer): DEFAULT_POLICY's, or none with `extends: false`. */
+  readonly defaults: readonly PolicyRule[];
+  /** Whether the policy is layered over DEFAULT_POLICY. */
+  readonly extendsDefaults: boolean;
   /** What a check no rule matches gets. */
   readonly fallback: PolicyAction;
   readonly loopGuard: LoopGuardOptions | false;
@@ -66,34 +94,69 @@ export class Policy {
 
   constructor(config: PolicyConfig = DEFAULT_POLICY, options: PolicyOptions = {}) {
     validatePolicy(config);
-    this.rules = Object.freeze(config.rules.map((r) => Object.freeze({ ...r })));
-    this.fallback = config.default ?? 'allow';
-    this.loopGuard = config.loopGuard === false ? false : { threshold: 3, action: 'deny', ...config.loopGuard };
+    const freeze = (rules: readonly PolicyRule[]) => Object.freeze(rules.map((r) => Object.freeze({ ...r })));
+    this.extendsDefaults = config.extends !== false;
+    // The defaults themselves are one layer, not two copies of it.
+    const own = config === DEFAULT_POLICY ? [] : config.rules;
+    this.rules = freeze(own);
+    this.defaults = freeze(this.extendsDefaults ? DEFAULT_POLICY.rules : []);
+    this.fallback = config.default ?? (this.extendsDefaults ? DEFAULT_POLICY.default : undefined) ?? 'allow';
+    const guard = config.loopGuard ?? (this.extendsDefaults ? DEFAULT_POLICY.loopGuard : undefined);
+    this.loopGuard = guard === false ? false : { threshold: 3, action: 'deny', ...guard };
     this.onPermissionRequest = options.onPermissionRequest;
     if (config.sandbox) this.sandbox = config.sandbox;
   }
 
-  /** The policy as JSON (what `toolbelt policy show` prints). */
+  /** The policy's own rules as a policy file would hold them (the defaults it extends are not repeated). */
   toJSON(): PolicyConfig {
-    return {
+    const out: PolicyConfig = {
       default: this.fallback,
       rules: this.rules.map((r) => ({ ...r })),
       loopGuard: this.loopGuard,
+      ...(this.sandbox ? { sandbox: this.sandbox } : {}),
+    };
+    if (!this.extendsDefaults) out.extends = false;
+    return out;
+  }
+
+  /** The merged policy, layer by layer in precedence order (what `toolbelt policy show` prints). */
+  merged(): MergedPolicy {
+    return {
+      extends: this.extendsDefaults,
+      default: this.fallback,
+      loopGuard: this.loopGuard,
+      precedence: PRECEDENCE,
+      layers: [
+        { layer: 'policy', rules: this.rules.map((r) => ({ ...r })) },
+        { layer: 'defaults', rules: this.defaults.map((r) => ({ ...r })) },
+      ],
       ...(this.sandbox ? { sandbox: this.sandbox } : {}),
     };
   }
 
   /** What the rules (and this session's "always" approvals) say about a call. */
   async decide(toolId: string, args: unknown, env: CheckEnvironment, sessionID?: string): Promise<PolicyDecision> {
-    const checks = await checksOf(toolId, args, env);
+    return this.decideChecks(toolId, await checksOf(toolId, args, env), sessionID, env.sandbox);
+  }
+
+  /** What the rules say about checks already built (a call's, or a redirect hop's from `urlChecks`). */
+  async decideChecks(
+    toolId: string,
+    checks: PolicyCheck[],
+    sessionID?: string,
+    sandbox?: CheckEnvironment['sandbox'],
+  ): Promise<PolicyDecision> {
+    const all = [...this.rules, ...this.defaults];
+    for (const c of checks) if (needsEntries(c, all)) await readTreeEntries(c.subject!);
     const approvals = sessionID === undefined ? undefined : this.sessions.get(sessionID);
-    const decisions = checks.map((c) => judge(c, this.rules, this.fallback, (k) => approvals?.get(approvalKey(k))));
+    const layers = { policy: this.rules, defaults: this.defaults };
+    const decisions = checks.map((c) => judge(c, layers, this.fallback, (k) => approvals?.get(approvalKey(k))));
     let worst: CheckDecision = decisions[0];
     for (const d of decisions) if (stricter(d.action, worst.action) !== worst.action) worst = d;
     const decision: PolicyDecision = { ...worst, toolId, checks: decisions, reason: '' };
     decision.reason = explainDecision(decision);
     // sandbox.autoAllow: asks about what the OS sandbox contains need no answer while it is on.
-    if (decision.action === 'ask' && env.sandbox?.autoAllow && (await env.sandbox.enabled()))
+    if (decision.action === 'ask' && sandbox?.autoAllow && (await sandbox.enabled()))
       return liftContainedAsks(decision, (c) => this.askedByPattern(c)) ?? decision;
     return decision;
   }

@@ -213,6 +213,7 @@ async function fetchAndConvert(
       {
         policy,
         signal: controller.signal,
+        checkHop: ctx.checkUrl?.bind(ctx),
         onRedirect: (u) => {
           current = u;
           progress.phase = `following a redirect to ${u.href}`;
