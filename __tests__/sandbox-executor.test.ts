@@ -11,7 +11,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createDeepAgent, FilesystemBackend, isSandboxBackend } from 'deepagents';
 import { HumanMessage } from '@langchain/core/messages';
-import { createSandboxExecutor, type SandboxExecutor } from '../src/index.js';
+import { createSandboxExecutor, toDeepAgentsBackend, type SandboxExecutor } from '../src/index.js';
 import { SANDBOX_EXECUTOR_MAX_OUTPUT_CHARS } from '../src/sandbox/executor.js';
 import { tempDir } from './helpers.js';
 import { startMockProvider, toolResults, type MockProvider } from './providers/mock-server.js';
@@ -63,6 +63,22 @@ suite('createSandboxExecutor: a local OS sandbox for deepagents', () => {
     expect([at.output.length, at.truncated]).toEqual([SANDBOX_EXECUTOR_MAX_OUTPUT_CHARS, false]);
     const past = await executor.execute(`head -c ${SANDBOX_EXECUTOR_MAX_OUTPUT_CHARS + 1} /dev/zero | tr '\\0' a`);
     expect([past.output.length, past.truncated]).toEqual([SANDBOX_EXECUTOR_MAX_OUTPUT_CHARS, true]);
+  });
+
+  it("toDeepAgentsBackend({ sandbox }) runs deepagents' execute through our bash inside the OS sandbox", async () => {
+    const backend = await toDeepAgentsBackend({
+      workspaceRoot: ws,
+      sandbox: { mode: 'required', filesystem: { home } },
+    });
+    expect(isSandboxBackend(backend)).toBe(true);
+    const ok = await backend.execute!('echo through-backend > via-backend.txt && cat via-backend.txt');
+    expect(ok).toMatchObject({ exitCode: 0 });
+    expect(ok.output).toContain('through-backend');
+    expect(readFileSync(path.join(ws, 'via-backend.txt'), 'utf8')).toBe('through-backend\n');
+    const refused = await backend.execute!('echo x > ../escaped-backend; cat ~/.ssh/id_rsa');
+    expect(refused.exitCode).not.toBe(0);
+    expect(refused.output).not.toContain('DECOY-EXECUTOR-KEY');
+    expect(existsSync(path.join(base.dir, 'escaped-backend'))).toBe(false);
   });
 
   it('a timeout ends the contained tree and says so', async () => {

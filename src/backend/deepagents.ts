@@ -10,6 +10,7 @@ import { createRegistry, type ToolRegistryImpl } from '../registry.js';
 import { registerBuiltinTools } from '../tools/index.js';
 import type { Tool } from '../tool.js';
 import type { WorkspaceBackend } from './local.js';
+import type { SandboxOptions } from '../sandbox/types.js';
 
 /** What `toDeepAgentsBackend` builds the backend from. */
 export interface DeepAgentsBackendOptions {
@@ -22,6 +23,11 @@ export interface DeepAgentsBackendOptions {
    * Default: a new registry with the built-in bash. Give `execute: false` for a backend that runs nothing.
    */
   registry?: ToolRegistryImpl;
+  /**
+   * The OS sandbox `execute` runs in, for the registry made here (ignored with `registry`: give that
+   * registry its own). `{ mode: 'required' }` refuses to run a command uncontained (docs/sandbox.md).
+   */
+  sandbox?: SandboxOptions;
   /** Offer `execute` (default true). Without it deepagents' agent gets no execute tool. */
   execute?: boolean;
   /** The session the backend's reads and writes count for in the stale-write checks (default `deepagents`). */
@@ -44,7 +50,9 @@ export async function toDeepAgentsBackend(options: DeepAgentsBackendOptions = {}
   });
   let registry: ToolRegistryImpl | undefined;
   if (options.execute !== false) {
-    registry = options.registry ?? registerBuiltinTools(createRegistry(), ['bash']);
+    registry =
+      options.registry ??
+      registerBuiltinTools(createRegistry(options.sandbox ? { sandbox: options.sandbox } : {}), ['bash']);
     if (!registry.has('bash'))
       throw new Error(
         'toDeepAgentsBackend: the registry given has no bash tool, so execute cannot run. Register it (registerBuiltinTools(registry, ["bash"])) or pass execute: false.',
