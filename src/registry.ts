@@ -37,6 +37,8 @@ import type { Policy } from './policy/policy.js';
 import type { CheckEnvironment } from './policy/checks.js';
 import { PendingCalls, type LateResult } from './pending.js';
 import type { PendingCall } from './pipeline/types.js';
+import type { NamespaceContext, StoreNamespace, ToolStore } from './store/types.js';
+import { storeScope } from './store/scope.js';
 
 /** Default number of tool calls a registry runs at once; more wait in a queue. */
 export const DEFAULT_CONCURRENCY = 8;
@@ -55,6 +57,15 @@ export interface RegistryOptions {
   policy?: Policy;
   /** The repeated-call guard (default: the policy's, else on at 3 identical calls in a row); `false` turns it off. */
   loopGuard?: GateOptions['loopGuard'];
+  /**
+   * Where state that outlives the process lives (todo lists, memory notes, pending calls): any
+   * LangGraph `BaseStore`, or `openStore(url)`. Default: in this process (memory notes as files).
+   */
+  store?: ToolStore;
+  /** The namespace that state lives under (default: this registry's own); see docs/state.md. */
+  namespace?: StoreNamespace;
+  /** How the store is named in messages (default "the state store"; never put a password here). */
+  storeLabel?: string;
 }
 
 /** How a tool is registered; each field overrides what the tool declared in `Tool.define`. */
@@ -163,7 +174,10 @@ export class ToolRegistryImpl {
   constructor(options: RegistryOptions = {}) {
     this.semaphore = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
     this.defaultTimeoutMs = validTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    this.tenant = new Tenant({ outputDir: options.truncate?.outputDir });
+    this.tenant = new Tenant({
+      outputDir: options.truncate?.outputDir,
+      store: { store: options.store, namespace: options.namespace, label: options.storeLabel },
+    });
     this.truncateOptions = { ...options.truncate, store: this.tenant.outputs };
     // Getters read the registry's current values (the timeout can change, subscribers come and go).
     const timeoutMs = () => this.defaultTimeoutMs;
@@ -183,7 +197,11 @@ export class ToolRegistryImpl {
       authorize: (call) => this.gate.authorize(call),
       pend: (request) => this.pendingCalls.add(request),
     };
-    this.pendingCalls = new PendingCalls((event) => this.emit(event), this.truncateOptions);
+    this.pendingCalls = new PendingCalls(
+      (event) => this.emit(event),
+      this.truncateOptions,
+      (ctx) => storeScope(this.tenant, ctx),
+    );
     this.onDispose(() => this.pendingCalls.dispose());
     this.gate = new PolicyGate(
       (id) => {
@@ -448,18 +466,21 @@ export class ToolRegistryImpl {
    * Delivers the late result of a call whose tool returned `Tool.pending` (a text, a result, or an
    * Error for a failure); emits `resolved`. Throws when no call with that id is waiting.
    */
-  submitResult(toolCallId: string, result: LateResult): Promise<PendingCall> {
-    return this.pendingCalls.submit(toolCallId, result);
+  submitResult(toolCallId: string, result: LateResult, ctx?: NamespaceContext): Promise<PendingCall> {
+    return this.pendingCalls.submit(toolCallId, result, ctx);
   }
 
-  /** The pending-call records (waiting and settled, not yet taken), optionally one session's. */
-  pending(filter?: { sessionID?: string }): PendingCall[] {
-    return this.pendingCalls.list(filter);
+  /**
+   * The pending-call records (waiting and settled, not yet taken), optionally one session's. With a
+   * namespace function, `ctx` is what it is called with (default: the filter).
+   */
+  pending(filter?: { sessionID?: string }, ctx?: NamespaceContext): Promise<PendingCall[]> {
+    return this.pendingCalls.list(filter, ctx);
   }
 
   /** Removes and returns settled pending calls, for `lateResultMessages` on the agent's next turn. */
-  takeSettled(filter?: { sessionID?: string }): PendingCall[] {
-    return this.pendingCalls.takeSettled(filter);
+  takeSettled(filter?: { sessionID?: string }, ctx?: NamespaceContext): Promise<PendingCall[]> {
+    return this.pendingCalls.takeSettled(filter, ctx);
   }
 
   /** Takes ownership of a tool source (an MCP server connection adopts itself when made). */
