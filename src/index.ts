@@ -49,6 +49,18 @@ export {
 } from './tools/web/web-search-config.js';
 export { Workspace, PathOutsideWorkspaceError } from './workspace.js';
 export { Tenant } from './tenant.js';
+export type {
+  ToolStore,
+  StoreItem,
+  StoreSearchOptions,
+  StoreNamespace,
+  NamespaceContext,
+  StoreBinding,
+} from './store/types.js';
+export { encodeLabel, decodeLabel, NamespaceError, STATE_KINDS } from './store/namespace.js';
+export { MalformedRecordError } from './store/scope.js';
+export { redactUrl } from './store/url.js';
+export { openStore, type OpenedStore } from './store/open.js';
 export { ReadTracker } from './read-tracker.js';
 export { TodoStore, todoStoreOf, type TodoItem } from './tools/todo/store.js';
 export {

@@ -38,13 +38,19 @@ export class StoreNotes {
   /** Every note's path, summary and size, in path order (under `dir` when given). */
   async list(dir: string | undefined): Promise<Tool.Result> {
     const prefix = dir?.trim() ? `${notePath(dir.trim().replace(/\/+$/, '') + '/x.md').slice(0, -4)}` : '';
-    const byNote = group(await this.records());
+    const byNote = groupItems(await this.scope.all('memory'));
     const paths = [...byNote.keys()].filter((p) => p.startsWith(prefix)).sort();
     const truncated = paths.length > MAX_MEMORY_LIST_ENTRIES;
     const entries: Array<{ path: string; summary: string; size: number }> = paths
       .slice(0, MAX_MEMORY_LIST_ENTRIES)
       .map((p) => {
-        const text = fold(byNote.get(p)!);
+        let text: string;
+        try {
+          text = fold(byNote.get(p)!.map((item) => this.scope.parsed('memory', item, (v) => parseRecord(item, v))));
+        } catch (err) {
+          // One broken record spoils its own note only: the list still shows every other note.
+          return { path: p, summary: `(unreadable: ${(err as Error).message})`, size: 0 };
+        }
         return { path: p, summary: parseSummary(text), size: Buffer.byteLength(text) };
       });
     const title = `memory: ${entries.length}${truncated ? '+' : ''} note${entries.length === 1 ? '' : 's'}`;
@@ -213,12 +219,14 @@ function parseRecord(item: StoreItem, v: Record<string, unknown>): NoteRecord | 
   return change && { key: item.key, note: v.note, change };
 }
 
-function group(records: NoteRecord[]): Map<string, NoteRecord[]> {
-  const byNote = new Map<string, NoteRecord[]>();
-  for (const r of records) {
-    let list = byNote.get(r.note);
-    if (!list) byNote.set(r.note, (list = []));
-    list.push(r);
+/** Raw records grouped by note (the `note` field, else the key before `#`), each group oldest first. */
+function groupItems(items: readonly StoreItem[]): Map<string, StoreItem[]> {
+  const byNote = new Map<string, StoreItem[]>();
+  for (const item of items) {
+    const note = typeof item.value?.note === 'string' ? item.value.note : item.key.split('#')[0];
+    let list = byNote.get(note);
+    if (!list) byNote.set(note, (list = []));
+    list.push(item);
   }
   return byNote;
 }
