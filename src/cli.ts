@@ -14,6 +14,7 @@ import { mcpCommand } from './cli/mcp.js';
 import { agentCommand } from './cli/agent.js';
 import { loadDotEnv } from './chat-model.js';
 import { policyCommand } from './cli/policy.js';
+import { memoryCommand } from './cli/memory.js';
 import { toolHelp } from './cli/tool-help.js';
 import { disconnectMcp } from './mcp/index.js';
 
@@ -27,6 +28,7 @@ Usage:
   ${mcpCommand.usage}
   ${agentCommand.usage}
   ${policyCommand.usage}
+  ${memoryCommand.usage}
 
 Commands:
   list    The tools the permissions allow, with their permissions and a one-line description.
@@ -39,6 +41,7 @@ Commands:
           unless --allow-origin lists them (repeatable); --stateless serves without sessions.
   policy  explain: the decision for a call and the rule that made it. check: validate a policy
           file (line and field of each problem). show: the policy in use (the default if none).
+  memory  import: copy the memory directory's notes (.agent-memory) into the --store, once.
   agent   Run a LangChain agent (createAgent) with the tools on a task. --model defaults to
           $TOOLBELT_MODEL; the provider's package (e.g. @langchain/openai) and key must be present.
           --max-retries N: retries of a failed model request (default 2, max 10). .env in the
@@ -54,6 +57,9 @@ Options (every command):
   --rest-config FILE  Register REST and OpenAPI tools from a JSON config (see docs/rest-openapi.md).
   --no-builtins       Do not register the built-in tools.
   --policy FILE       Allow/ask/deny rules every call obeys (default: ./toolbelt.policy.json if present).
+  --store URL         Keep todo lists, memory notes and pending calls in this store (postgres://...;
+                      default: $TOOLBELT_STORE_URL, else in the process, notes as files). Processes
+                      given the same store and --store-namespace LIST (default cli) share that state.
   -h, --help          Show this help.   -v, --version   Show the version.
 
 Examples:
@@ -69,6 +75,7 @@ const COMMANDS: Record<string, Command> = {
   mcp: mcpCommand,
   agent: agentCommand,
   policy: policyCommand,
+  memory: memoryCommand,
 };
 
 /** Runs the CLI with `argv` (without node and the script); resolves to the exit code. */
@@ -114,6 +121,7 @@ export async function main(argv: string[]): Promise<number> {
       return await spec.run(setup, values, parsed.positionals);
     } finally {
       await disconnectMcp(setup.registry).catch(() => undefined);
+      await setup.close?.().catch(() => undefined);
     }
   } catch (err) {
     if (err instanceof UsageError || (err as Error).name === 'ModelConfigError') {

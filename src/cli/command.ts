@@ -12,6 +12,8 @@ import { ALL_PERMISSIONS, parsePermissionList, type ToolPermission, type ToolPer
 import { builtinTools, registerBuiltinTools } from '../tools/index.js';
 import type { Tool } from '../tool.js';
 import { findPolicyFile, loadPolicyFile } from '../policy/policy.js';
+import type { OpenedStore } from '../store/postgres.js';
+import { openCliStore, storeNamespaceOf, storeUrlOf } from './store.js';
 
 /** A usage mistake: exit code 2 and a hint. */
 export class UsageError extends Error {}
@@ -35,6 +37,8 @@ export const COMMON: ParseArgsConfig['options'] = {
   'rest-config': { type: 'string' },
   'no-builtins': { type: 'boolean' },
   policy: { type: 'string' },
+  store: { type: 'string' },
+  'store-namespace': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 };
 
@@ -58,6 +62,10 @@ export interface Setup {
   grant: ToolPermission[];
   /** The policy file in use (--policy FILE, else ./toolbelt.policy.json when present). */
   policyFile?: string;
+  /** The state store of --store / $TOOLBELT_STORE_URL, when one was given (closed by `close`). */
+  store?: OpenedStore;
+  /** Ends what the setup opened (the store's connections). */
+  close?: () => Promise<void>;
 }
 
 /** Builds the registry the common flags describe (built-ins, --tools modules, --mcp-config servers, --rest-config APIs). */
@@ -80,7 +88,16 @@ export async function makeRegistry(values: Values, ownsPolicy = false): Promise<
   }
   const policyFile = await policyFileFor(values);
   const policy = policyFile && !ownsPolicy ? await readPolicy(policyFile) : undefined;
-  const registry = createRegistry({ policy });
+  const storeUrl = storeUrlOf(values);
+  const namespace = storeNamespaceOf(values);
+  if (typeof namespace === 'string') throw new UsageError(namespace);
+  const store =
+    storeUrl === undefined
+      ? undefined
+      : await openCliStore(storeUrl).catch((err: Error) => {
+          throw new UsageError(err.message);
+        });
+  const registry = createRegistry({ policy, store, namespace: store && namespace, storeLabel: store?.label });
   // task delegates to sub-agents, which are chat models configured in code (initCtx.subagents); the
   // command line cannot configure them, so task could only ever fail here and is not offered.
   // A --tools module can register it with sub-agents. web_search without a configured backend is
@@ -114,7 +131,7 @@ export async function makeRegistry(values: Values, ownsPolicy = false): Promise<
       throw new UsageError((err as Error).message);
     }
   }
-  return { registry, initCtx, grant, policyFile };
+  return { registry, initCtx, grant, policyFile, store, close: store && (() => store.close()) };
 }
 
 /** `--policy FILE`, else `toolbelt.policy.json` in the working directory when there is one. */
