@@ -23,7 +23,7 @@ import {
   type OpenedStore,
 } from '../src/index.js';
 import { MAX_NAMESPACE_LABELS, MAX_NAMESPACE_LABEL_CHARS, resolveNamespace } from '../src/store/namespace.js';
-import { MEMORY_TOOLS } from '../src/constants.js';
+import { MEMORY_TOOLS, MAX_MEMORY_NOTE_RECORDS, MAX_STORE_SCAN_RECORDS, STORE_PAGE_SIZE } from '../src/constants.js';
 import { tempDir } from './helpers.js';
 import { startPostgres, type PgServer } from './postgres-server.js';
 
@@ -229,6 +229,48 @@ describe.each(ENGINES)('%s', (_name, engine) => {
       { path: 'ok.md', summary: '', size: 5 },
     ]);
   });
+});
+
+describe('limits', () => {
+  const noteRecord = (i: number) => ({ v: 1, note: 'big.md', op: 'append', entry: `- ${i}` });
+
+  it(`a note keeps at most ${MAX_MEMORY_NOTE_RECORDS} change records; memory_write starts it afresh`, async () => {
+    const store = new InMemoryStore();
+    const r = registry(store, ['limits']);
+    const ns = [...resolveNamespace(['limits'], {}, []), '~memory'];
+    for (let i = 0; i < MAX_MEMORY_NOTE_RECORDS - 1; i++) await store.put(ns, `big.md#${String(i).padStart(5, '0')}`, noteRecord(i));
+    // At the edge: the last record that fits lands, and every earlier one is read back (over several pages).
+    expect((await call(r, 'memory_append', { path: 'big.md', entry: '- last' })).success).toBe(true);
+    const read = await call(r, 'memory_read', { path: 'big.md' });
+    let bytes = Buffer.byteLength('- last\n');
+    for (let i = 0; i < MAX_MEMORY_NOTE_RECORDS - 1; i++) bytes += Buffer.byteLength(`- ${i}\n`);
+    expect(read.result.metadata.size).toBe(bytes);
+    expect(MAX_MEMORY_NOTE_RECORDS).toBeGreaterThan(STORE_PAGE_SIZE);
+    // One past it: refused with the way out.
+    const refused = await call(r, 'memory_append', { path: 'big.md', entry: '- one more' });
+    expect(refused.error).toMatch(new RegExp(`big\\.md has ${MAX_MEMORY_NOTE_RECORDS} changes .* Rewrite it whole with memory_write`));
+    expect((await call(r, 'memory_write', { path: 'big.md', content: 'compact\n' })).success).toBe(true);
+    expect((await call(r, 'memory_append', { path: 'big.md', entry: '- again' })).result.output).toMatch(/^Appended to big\.md/);
+    expect((await store.search(ns, { limit: 10 })).length).toBe(2);
+  }, 60_000);
+
+  it(`one call reads at most ${MAX_STORE_SCAN_RECORDS} records of a kind, and says so past it`, async () => {
+    const store = new InMemoryStore();
+    const r = registry(store, ['scan']);
+    const ns = [...resolveNamespace(['scan'], {}, []), '~memory'];
+    await Promise.all(
+      Array.from({ length: MAX_STORE_SCAN_RECORDS }, (_, i) =>
+        store.put(ns, `n${i}.md#0`, { v: 1, note: `n${i}.md`, op: 'write', content: '' }),
+      ),
+    );
+    const listed = await call(r, 'memory_list', {});
+    expect(listed.error).toBeUndefined();
+    expect(listed.result.metadata.truncated).toBe(true);
+    await store.put(ns, 'extra.md#0', { v: 1, note: 'extra.md', op: 'write', content: '' });
+    expect((await call(r, 'memory_list', {})).error).toMatch(
+      new RegExp(`holds more than ${MAX_STORE_SCAN_RECORDS} memory records .* Remove old records`),
+    );
+  }, 120_000);
 });
 
 describe('namespaces', () => {

@@ -27,6 +27,7 @@ export const STATE_KINDS = {
 export type StateKind = keyof typeof STATE_KINDS;
 
 const SAFE = /^[A-Za-z0-9-]$/;
+const ALL_SAFE = /^[A-Za-z0-9-]*$/;
 
 /**
  * One label made safe for every engine: letters, digits and `-` stay; every other UTF-8 byte
@@ -34,6 +35,7 @@ const SAFE = /^[A-Za-z0-9-]$/;
  * (`.` `:` `%` `_` `\` `*`, NUL).
  */
 export function encodeLabel(label: string): string {
+  if (ALL_SAFE.test(label)) return label;
   let out = '';
   for (const ch of label) {
     if (SAFE.test(ch)) out += ch;

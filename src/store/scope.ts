@@ -41,20 +41,34 @@ export class StoreScope {
     private readonly label = 'the state store',
   ) {}
 
+  private readonly kinds = new Map<StateKind, string[]>();
+
   /** The namespace of one kind of state. */
   ns(kind: StateKind): string[] {
-    return kindNamespace(this.base, kind);
+    let ns = this.kinds.get(kind);
+    if (!ns) this.kinds.set(kind, (ns = kindNamespace(this.base, kind)));
+    return ns;
   }
 
   /** The record `key` of `kind`, checked by `parse` (which returns undefined for a bad shape). */
-  async get<T>(
+  get<T>(
     kind: StateKind,
     key: string,
     parse: (value: Record<string, unknown>) => T | undefined,
   ): Promise<T | undefined> {
-    const item = await this.run(`reading ${kind} record "${key}"`, () => this.store.get(this.ns(kind), key));
-    if (!item) return undefined;
-    return this.parsed(kind, item, parse);
+    // One promise step, no async wrapper: todoread's whole cost is about this call.
+    let pending: Promise<StoreItem | null>;
+    try {
+      pending = this.store.get(this.ns(kind), key);
+    } catch (err) {
+      return Promise.reject(this.failure(`reading ${kind} record "${key}"`, err));
+    }
+    return pending.then(
+      (item) => (item ? this.parsed(kind, item, parse) : undefined),
+      (err: unknown) => {
+        throw this.failure(`reading ${kind} record "${key}"`, err);
+      },
+    );
   }
 
   /** Checks one record read by `all` or `get`. */
@@ -88,12 +102,22 @@ export class StoreScope {
   async all(kind: StateKind, filter?: Record<string, unknown>): Promise<StoreItem[]> {
     const ns = this.ns(kind);
     const seen = new Map<string, StoreItem>();
-    for (let offset = 0; offset < MAX_STORE_SCAN_RECORDS; offset += STORE_PAGE_SIZE) {
+    for (let offset = 0; ; offset += STORE_PAGE_SIZE) {
       const page = await this.run(`listing ${kind} records`, () =>
         this.store.search(ns, { filter, limit: STORE_PAGE_SIZE, offset }),
       );
       for (const item of page) if (sameNamespace(item.namespace, ns)) seen.set(item.key, item);
       if (page.length < STORE_PAGE_SIZE) break;
+      if (offset + STORE_PAGE_SIZE >= MAX_STORE_SCAN_RECORDS) {
+        const beyond = await this.run(`listing ${kind} records`, () =>
+          this.store.search(ns, { filter, limit: 1, offset: offset + STORE_PAGE_SIZE }),
+        );
+        if (!beyond.length) break;
+        throw new Error(
+          `${capitalise(this.label)} holds more than ${MAX_STORE_SCAN_RECORDS} ${kind} records in namespace ${ns.join('/')}, more than one call reads. ` +
+            'Remove old records (or rewrite notes whole with memory_write) and try again.',
+        );
+      }
     }
     return [...seen.values()].sort(byCreation);
   }
@@ -127,16 +151,20 @@ export class StoreScope {
     try {
       return await op();
     } catch (err) {
-      if (err instanceof MalformedRecordError) throw err;
-      const reason = redactSecrets(err instanceof Error ? err.message || err.name : String(err))
-        .replace(/\s+/g, ' ')
-        .trim();
-      throw new Error(
-        `${capitalise(this.label)} failed while ${what} (${reason || 'no reason given'}), so the call did not complete. ` +
-          'Try again once the store is reachable.',
-        { cause: err },
-      );
+      throw this.failure(what, err);
     }
+  }
+
+  private failure(what: string, err: unknown): Error {
+    if (err instanceof MalformedRecordError) return err;
+    const reason = redactSecrets(err instanceof Error ? err.message || err.name : String(err))
+      .replace(/\s+/g, ' ')
+      .trim();
+    return new Error(
+      `${capitalise(this.label)} failed while ${what} (${reason || 'no reason given'}), so the call did not complete. ` +
+        'Try again once the store is reachable.',
+      { cause: err },
+    );
   }
 }
 
@@ -146,6 +174,11 @@ export function storeScope(tenant: Tenant, ctx: ScopeContext | undefined): Store
   const runStore = ctx?.extra?.[RUN_STORE_KEY];
   const store = isToolStore(runStore) ? runStore : binding?.store;
   if (!store) return undefined;
+  // A fixed namespace resolves the same way for every call: one scope per tenant and store.
+  const fixed = typeof binding?.namespace !== 'function';
+  let cached = fixed ? fixedScopes.get(tenant) : undefined;
+  const hit = cached?.get(store);
+  if (hit) return hit;
   const configurable = ctx?.extra?.[RUN_CONFIGURABLE_KEY];
   const nsCtx: NamespaceContext = {
     sessionID: ctx?.sessionID,
@@ -155,8 +188,15 @@ export function storeScope(tenant: Tenant, ctx: ScopeContext | undefined): Store
       configurable && typeof configurable === 'object' ? (configurable as Record<string, unknown>) : undefined,
   };
   const base = resolveNamespace(binding?.namespace, nsCtx, ['registry', tenant.id]);
-  return new StoreScope(store, base, store === binding?.store ? binding.label : undefined);
+  const scope = new StoreScope(store, base, store === binding?.store ? binding.label : undefined);
+  if (fixed) {
+    if (!cached) fixedScopes.set(tenant, (cached = new WeakMap()));
+    cached.set(store, scope);
+  }
+  return scope;
 }
+
+const fixedScopes = new WeakMap<Tenant, WeakMap<ToolStore, StoreScope>>();
 
 /** Whether `value` has the four methods of the store interface. */
 export function isToolStore(value: unknown): value is ToolStore {
