@@ -12,7 +12,7 @@ export const CLI_STORE_NAMESPACE = ['cli'];
 
 /** The store URL the flags or the environment name, if any. */
 export function storeUrlOf(values: Record<string, unknown>): string | undefined {
-  const given = values.store ?? process.env[STORE_URL_ENV];
+  const given = values.store ?? process.env.TOOLBELT_STORE_URL;
   return typeof given === 'string' && given.trim() ? given.trim() : undefined;
 }
 
