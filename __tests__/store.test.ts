@@ -238,7 +238,8 @@ describe('limits', () => {
     const store = new InMemoryStore();
     const r = registry(store, ['limits']);
     const ns = [...resolveNamespace(['limits'], {}, []), '~memory'];
-    for (let i = 0; i < MAX_MEMORY_NOTE_RECORDS - 1; i++) await store.put(ns, `big.md#${String(i).padStart(5, '0')}`, noteRecord(i));
+    for (let i = 0; i < MAX_MEMORY_NOTE_RECORDS - 1; i++)
+      await store.put(ns, `big.md#${String(i).padStart(5, '0')}`, noteRecord(i));
     // At the edge: the last record that fits lands, and every earlier one is read back (over several pages).
     expect((await call(r, 'memory_append', { path: 'big.md', entry: '- last' })).success).toBe(true);
     const read = await call(r, 'memory_read', { path: 'big.md' });
@@ -248,9 +249,13 @@ describe('limits', () => {
     expect(MAX_MEMORY_NOTE_RECORDS).toBeGreaterThan(STORE_PAGE_SIZE);
     // One past it: refused with the way out.
     const refused = await call(r, 'memory_append', { path: 'big.md', entry: '- one more' });
-    expect(refused.error).toMatch(new RegExp(`big\\.md has ${MAX_MEMORY_NOTE_RECORDS} changes .* Rewrite it whole with memory_write`));
+    expect(refused.error).toMatch(
+      new RegExp(`big\\.md has ${MAX_MEMORY_NOTE_RECORDS} changes .* Rewrite it whole with memory_write`),
+    );
     expect((await call(r, 'memory_write', { path: 'big.md', content: 'compact\n' })).success).toBe(true);
-    expect((await call(r, 'memory_append', { path: 'big.md', entry: '- again' })).result.output).toMatch(/^Appended to big\.md/);
+    expect((await call(r, 'memory_append', { path: 'big.md', entry: '- again' })).result.output).toMatch(
+      /^Appended to big\.md/,
+    );
     expect((await store.search(ns, { limit: 10 })).length).toBe(2);
   }, 60_000);
 
@@ -271,6 +276,37 @@ describe('limits', () => {
       new RegExp(`holds more than ${MAX_STORE_SCAN_RECORDS} memory records .* Remove old records`),
     );
   }, 120_000);
+});
+
+describe('a broken engine', () => {
+  class ThrowingStore extends InMemoryStore {
+    override batch(): never {
+      throw new Error('disk full');
+    }
+  }
+  class HangingStore extends InMemoryStore {
+    override batch<T>(): Promise<T> {
+      return new Promise<T>(() => undefined);
+    }
+  }
+
+  it('a store that throws fails the call with one sentence naming what it was doing', async () => {
+    const r = registry(new ThrowingStore(), ['t']);
+    const res = await call(r, 'todowrite', { todos: [{ id: '1', content: 'x', status: 'pending' }] });
+    expect(res.error).toBe(
+      'The state store failed while saving todo record "s-1" (disk full), so the call did not complete. Try again once the store is reachable.',
+    );
+    expect((await call(r, 'memory_read', { path: 'a.md' })).error).toMatch(
+      /failed while listing memory records \(disk full\)/,
+    );
+  });
+
+  it('a store that hangs fails the call at its timeout, and the agent loop goes on', async () => {
+    const r = registry(new HangingStore(), ['h']);
+    const res = await r.execute('todoread', {}, { sessionID: 's' }, initCtx(), { timeoutMs: 200 });
+    expect(res.success).toBe(false);
+    expect(res.error).toMatch(/timed out after 200 ms/);
+  });
 });
 
 describe('namespaces', () => {
@@ -340,6 +376,28 @@ describe('namespaces', () => {
     expect((await call(r, 'memory_read', { path: 'log.md' })).result.output).toBe('first\n');
     expect((await call(r, 'todoread', {})).result.output).toMatch(/^No todos/);
     expect((await call(r, 'memory_append', { path: 'log.md', entry: 'second' })).success).toBe(true);
+  }, 60_000);
+
+  it('stopped in the middle of concurrent appends: each append lands whole or fails with the sentence', async () => {
+    const r = registry(pgStore, [fresh('mid')]);
+    r.setDefaultTimeout(20_000);
+    const calls = Array.from({ length: 30 }, (_, i) =>
+      call(r, 'memory_append', { path: 'mid.md', entry: `- line ${i}` }),
+    );
+    const paused = pg!.pause();
+    const results = await Promise.all(calls);
+    await paused;
+    await pg!.start();
+    const failed = results.filter((x) => !x.success);
+    for (const f of failed)
+      expect(f.error).toMatch(
+        /^The state store failed while .*, so the call did not complete\. Try again once the store is reachable\.$/,
+      );
+    const read = await call(r, 'memory_read', { path: 'mid.md' });
+    const lines = read.success ? read.result.output.trim().split('\n') : [];
+    // Every line there is one whole append that reported success; no append that failed is there.
+    const landed = results.flatMap((x, i) => (x.success ? [`- line ${i}`] : []));
+    expect([...lines].sort()).toEqual([...landed].sort());
   }, 60_000);
 
   it('openStore names the URL without its password when the server is unreachable', async () => {
