@@ -17,6 +17,7 @@ const N = Number(process.argv[2] ?? 2000);
 const ROUNDS = 10;
 const TOOLS = ['todowrite', 'todoread', 'memory_append'];
 const ws = mkdtempSync(path.join(os.tmpdir(), 'toolbelt-bench-store-'));
+process.once('exit', () => rmSync(ws, { recursive: true, force: true }));
 
 function registry(store) {
   const r = createRegistry({ store, namespace: store ? ['bench'] : undefined, loopGuard: false });
