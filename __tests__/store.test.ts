@@ -23,6 +23,7 @@ import {
   type OpenedStore,
 } from '../src/index.js';
 import { MAX_NAMESPACE_LABELS, MAX_NAMESPACE_LABEL_CHARS, resolveNamespace } from '../src/store/namespace.js';
+import { StoreScope } from '../src/store/scope.js';
 import { MEMORY_TOOLS, MAX_MEMORY_NOTE_RECORDS, MAX_STORE_SCAN_RECORDS, STORE_PAGE_SIZE } from '../src/constants.js';
 import { tempDir } from './helpers.js';
 import { startPostgres, type PgServer } from './postgres-server.js';
@@ -142,6 +143,21 @@ describe.each(ENGINES)('%s', (_name, engine) => {
     const taken = await a.takeSettled({ sessionID: 'chat' });
     expect(taken.map((c) => c.update?.result.output)).toEqual(['Yes, deploy.']);
     expect(await b.takeSettled({ sessionID: 'chat' })).toEqual([]);
+  });
+
+  it('claim sets a record only while its field still holds the expected value, once among many at once', async () => {
+    const scope = new StoreScope(engine(), ['toolbelt', fresh('claim')]);
+    await scope.put('pending', 'c1', { v: 1, status: 'pending' });
+    const won = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        scope.claim('pending', 'c1', 'status', 'pending', { v: 1, status: 'resolved', by: i }),
+      ),
+    );
+    expect(won.filter(Boolean)).toHaveLength(1);
+    const winner = won.indexOf(true);
+    expect((await scope.get('pending', 'c1', (v) => v))?.by).toBe(winner);
+    expect(await scope.claim('pending', 'c1', 'status', 'pending', { v: 1, status: 'resolved', by: 99 })).toBe(false);
+    expect(await scope.claim('pending', 'missing', 'status', 'pending', { v: 1, status: 'resolved' })).toBe(false);
   });
 
   it('two submits at once: exactly one is accepted', async () => {
