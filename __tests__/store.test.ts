@@ -146,7 +146,13 @@ describe.each(ENGINES)('%s', (_name, engine) => {
   });
 
   it('claim sets a record only while its field still holds the expected value, once among many at once', async () => {
-    const scope = new StoreScope(engine(), ['toolbelt', fresh('claim')]);
+    // On Postgres, also the bare PostgresStore (no claim of its own): the in-process lock path.
+    const stores = engine() === pgStore ? [engine(), pgStore.engine as ToolStore] : [engine()];
+    for (const store of stores) await claimOnce(store);
+  });
+
+  async function claimOnce(store: ToolStore): Promise<void> {
+    const scope = new StoreScope(store, ['toolbelt', fresh('claim')]);
     await scope.put('pending', 'c1', { v: 1, status: 'pending' });
     const won = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
@@ -158,7 +164,7 @@ describe.each(ENGINES)('%s', (_name, engine) => {
     expect((await scope.get('pending', 'c1', (v) => v))?.by).toBe(winner);
     expect(await scope.claim('pending', 'c1', 'status', 'pending', { v: 1, status: 'resolved', by: 99 })).toBe(false);
     expect(await scope.claim('pending', 'missing', 'status', 'pending', { v: 1, status: 'resolved' })).toBe(false);
-  });
+  }
 
   it('two submits at once: exactly one is accepted', async () => {
     const store = engine();
