@@ -25,7 +25,8 @@ import {
 import { MAX_NAMESPACE_LABELS, MAX_NAMESPACE_LABEL_CHARS, resolveNamespace } from '../src/store/namespace.js';
 import { StoreScope } from '../src/store/scope.js';
 import { MEMORY_TOOLS, MAX_MEMORY_NOTE_RECORDS, MAX_STORE_SCAN_RECORDS, STORE_PAGE_SIZE } from '../src/constants.js';
-import { tempDir } from './helpers.js';
+import http from 'node:http';
+import { tempDir, listenLoopback, closeServer } from './helpers.js';
 import { startPostgres, type PgServer } from './postgres-server.js';
 
 const PG_MISSING = existsSync('/usr/lib/postgresql/15/bin/initdb')
@@ -165,6 +166,36 @@ describe.each(ENGINES)('%s', (_name, engine) => {
     expect(await scope.claim('pending', 'c1', 'status', 'pending', { v: 1, status: 'resolved', by: 99 })).toBe(false);
     expect(await scope.claim('pending', 'missing', 'status', 'pending', { v: 1, status: 'resolved' })).toBe(false);
   }
+
+  it('shares the GET response cache between registries on one store and namespace, and only then', async () => {
+    let hits = 0;
+    const server = http.createServer((_req, res) => {
+      hits++;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ hits }));
+    });
+    const base = await listenLoopback(server);
+    try {
+      const store = engine();
+      const ns = [fresh('cache')];
+      const make = (namespace: string[]) => {
+        const r = createRegistry({ store, namespace });
+        registerBuiltinTools(r, ['http_request']);
+        return r;
+      };
+      const cacheCtx = { allowPrivateNetwork: true, httpCacheTtlSeconds: 3600 };
+      const get = (r: ReturnType<typeof make>) =>
+        r.execute('http_request', { method: 'GET', url: `${base}/n` }, { sessionID: 's' }, cacheCtx);
+      const first = await get(make(ns));
+      const second = await get(make(ns));
+      expect(first.result.metadata.cached).toBe(false);
+      expect(second.result.metadata).toMatchObject({ cached: true });
+      expect(second.result.output).toContain('"hits": 1');
+      expect((await get(make([fresh('elsewhere')]))).result.metadata.cached).toBe(false);
+      expect(hits).toBe(2);
+    } finally {
+      await closeServer(server);
+    }
+  });
 
   it('two submits at once: exactly one is accepted', async () => {
     const store = engine();

@@ -70,7 +70,7 @@ export async function callApi(options: ApiCallOptions): Promise<Tool.Result<ApiC
   const shownUrl = scrub(request.url.href);
   try {
     const key = options.cache && request.method === 'GET' ? ResponseCache.key('GET', request.url, request.headers) : '';
-    const hit = key ? options.cache!.store.get(key, options.cache!.ttlMs) : undefined;
+    const hit = key ? await options.cache!.store.get(key, options.cache!.ttlMs, ctx) : undefined;
     let response = hit?.response;
     if (!response) {
       ctx.metadata({ title: `${request.method} ${shownUrl}`, metadata: { url: shownUrl } });
@@ -84,7 +84,7 @@ export async function callApi(options: ApiCallOptions): Promise<Tool.Result<ApiC
     }
     if (response.status < 200 || response.status > 299) throw statusFailure(response, request.method);
     const body = renderBody(response, request.method);
-    if (key && !hit) options.cache!.store.set(key, response);
+    if (key && !hit) await options.cache!.store.set(key, response, ctx);
     const metadata: ApiCallMetadata = {
       method: request.method,
       url: shownUrl,

@@ -23,6 +23,7 @@ export const STATE_KINDS = {
   memory: '~memory',
   pending: '~pending',
   approvals: '~approvals',
+  httpCache: '~http-cache',
 } as const;
 export type StateKind = keyof typeof STATE_KINDS;
 
