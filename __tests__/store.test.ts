@@ -18,6 +18,7 @@ import {
   encodeLabel,
   decodeLabel,
   openStore,
+  createPolicy,
   type ToolStore,
   type StoreNamespace,
   type OpenedStore,
@@ -195,6 +196,37 @@ describe.each(ENGINES)('%s', (_name, engine) => {
     } finally {
       await closeServer(server);
     }
+  });
+
+  it('an "always" approval given through one registry holds in the other on that store and namespace, only there', async () => {
+    const store = engine();
+    const ns = [fresh('approvals')];
+    const asked: string[] = [];
+    const make = (namespace: string[], reply: 'always' | 'reject', name: string) => {
+      const policy = createPolicy(
+        { default: 'allow', rules: [{ tool: 'ask_person', action: 'ask' }] },
+        {
+          onPermissionRequest: () => {
+            asked.push(name);
+            return reply;
+          },
+        },
+      );
+      const r = createRegistry({ store, namespace, policy, loopGuard: false });
+      r.register(askTool);
+      return r;
+    };
+    const ask = (r: ReturnType<typeof make>, id: string) =>
+      r.execute('ask_person', { question: 'ok?' }, { sessionID: 'chat' }, initCtx(), { callID: id });
+    const first = await ask(make(ns, 'always', 'A'), 'c-a');
+    expect(first.error).toBeUndefined();
+    // B's approver would reject: the approval A was given is in the store, so B never asks.
+    expect((await ask(make(ns, 'reject', 'B'), 'c-b')).success).toBe(true);
+    expect(asked).toEqual(['A']);
+    // Another namespace has no such approval: its approver is asked, and rejects.
+    const other = await ask(make([fresh('other')], 'reject', 'C'), 'c-c');
+    expect(other.success).toBe(false);
+    expect(asked).toEqual(['A', 'C']);
   });
 
   it('two submits at once: exactly one is accepted', async () => {

@@ -39,6 +39,7 @@ import { PendingCalls, type LateResult } from './pending.js';
 import type { PendingCall } from './pipeline/types.js';
 import type { NamespaceContext, StoreNamespace, ToolStore } from './store/types.js';
 import { storeScope } from './store/scope.js';
+import { storedApprovals } from './policy/approvals.js';
 
 /** Default number of tool calls a registry runs at once; more wait in a queue. */
 export const DEFAULT_CONCURRENCY = 8;
@@ -209,6 +210,10 @@ export class ToolRegistryImpl {
         return entry && { permissions: entry.permissions.required, danger: entry.danger };
       },
       { policy: options.policy, loopGuard: options.loopGuard },
+      (ctx) => {
+        const scope = storeScope(this.tenant, ctx);
+        return scope && storedApprovals(scope);
+      },
     );
   }
 

@@ -10,6 +10,7 @@ import type { CheckEnvironment, ToolFacts } from './checks.js';
 import { LoopGuard } from './loop-guard.js';
 import { refusalMessage } from './messages.js';
 import type { Policy } from './policy.js';
+import type { ApprovalRecords } from './approvals.js';
 import type { LoopGuardOptions, PolicyDecision } from './types.js';
 
 /** The gate's settings, from `createRegistry({ policy, loopGuard })`. */
@@ -27,6 +28,8 @@ export class PolicyGate {
   constructor(
     private readonly facts: (toolId: string) => ToolFacts | undefined,
     options: GateOptions = {},
+    /** Where a call's "always" approvals live when the registry has a store. */
+    private readonly approvalsFor: (ctx: AuthorizeCall['ctx']) => ApprovalRecords | undefined = () => undefined,
   ) {
     this.configure(options);
   }
@@ -73,6 +76,7 @@ export class PolicyGate {
       callID: call.callID,
       sessionID,
       env: this.environment(initCtx),
+      approvals: this.approvalsFor(call.ctx),
     };
     // Approvals are bound to the arguments as the caller sent them.
     const result = await policy.authorize({ ...req, args: call.args, hashArgs: call.rawArgs });

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { argsHash, GrantStore } from './approvals.js';
+import { argsHash, GrantStore, type ApprovalRecords } from './approvals.js';
 import { checksOf, type CheckEnvironment } from './checks.js';
 import { DEFAULT_POLICY } from './defaults.js';
 import { judge, stricter } from './evaluate.js';
@@ -44,6 +44,8 @@ export interface AuthorizeRequest {
   env: CheckEnvironment;
   /** The arguments approvals are bound to, when they differ from `args` (the call as sent, before repair). */
   hashArgs?: unknown;
+  /** Where "always" approvals live when the registry has a store (default: this policy's memory). */
+  approvals?: ApprovalRecords;
 }
 
 /** `undefined` when the call may run, else the message the model reads. */
@@ -75,9 +77,16 @@ export class Policy {
   }
 
   /** What the rules (and this session's "always" approvals) say about a call. */
-  async decide(toolId: string, args: unknown, env: CheckEnvironment, sessionID?: string): Promise<PolicyDecision> {
+  async decide(
+    toolId: string,
+    args: unknown,
+    env: CheckEnvironment,
+    sessionID?: string,
+    stored?: ApprovalRecords,
+  ): Promise<PolicyDecision> {
     const checks = await checksOf(toolId, args, env);
-    const approvals = sessionID === undefined ? undefined : this.sessions.get(sessionID);
+    const approvals =
+      sessionID === undefined ? undefined : stored ? await stored.get(sessionID) : this.sessions.get(sessionID);
     const decisions = checks.map((c) => judge(c, this.rules, this.fallback, (k) => approvals?.get(approvalKey(k))));
     let worst: CheckDecision = decisions[0];
     for (const d of decisions) if (stricter(d.action, worst.action) !== worst.action) worst = d;
@@ -91,13 +100,9 @@ export class Policy {
     this.grants.grant(callID, argsHash(toolId, args));
   }
 
-  /** Allows, for the rest of the session, every check of `decision` that asked. */
-  allowForSession(sessionID: string, decision: PolicyDecision): void {
-    let approvals = this.sessions.get(sessionID);
-    if (approvals) this.sessions.delete(sessionID);
-    else approvals = new Map();
-    this.sessions.set(sessionID, approvals);
-    if (this.sessions.size > MAX_APPROVAL_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
+  /** Allows, for the rest of the session, every check of `decision` that asked (in `stored` when given). */
+  allowForSession(sessionID: string, decision: PolicyDecision, stored?: ApprovalRecords): void | Promise<void> {
+    const entries: Array<[string, PolicyRule]> = [];
     for (const d of decision.checks) {
       if (d.action !== 'ask' || d.check.unknown) continue;
       const rule: PolicyRule = {
@@ -106,8 +111,15 @@ export class Policy {
         reason: `approved "always" in session ${sessionID}`,
       };
       if (d.check.subject) rule.pattern = d.check.subject.value;
-      approvals.set(approvalKey(d.check), rule);
+      entries.push([approvalKey(d.check), rule]);
     }
+    if (stored) return stored.add(sessionID, entries);
+    let approvals = this.sessions.get(sessionID);
+    if (approvals) this.sessions.delete(sessionID);
+    else approvals = new Map();
+    this.sessions.set(sessionID, approvals);
+    if (this.sessions.size > MAX_APPROVAL_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
+    for (const [key, rule] of entries) approvals.set(key, rule);
   }
 
   /** Forgets a session's "always" approvals (call when a session ends). */
@@ -117,7 +129,7 @@ export class Policy {
 
   /** Step 2 of the pipeline: decide, and ask the approver when the rules say so. */
   async authorize(req: AuthorizeRequest): Promise<Authorization> {
-    const decision = await this.decide(req.toolId, req.args, req.env, req.sessionID);
+    const decision = await this.decide(req.toolId, req.args, req.env, req.sessionID, req.approvals);
     if (decision.action === 'allow') return { allowed: true, decision };
     if (decision.action === 'deny') return { allowed: false, message: refusalMessage(decision), decision };
     const hash = argsHash(req.toolId, 'hashArgs' in req ? req.hashArgs : req.args);
@@ -156,7 +168,7 @@ export class Policy {
     }
     const { reply, message } =
       typeof answer === 'string' ? { reply: answer, message: undefined } : (answer ?? { reply: undefined });
-    if (reply === 'always') this.allowForSession(req.sessionID, decision);
+    if (reply === 'always') await this.allowForSession(req.sessionID, decision, req.approvals);
     if (reply === 'once' || reply === 'always') return { allowed: true, decision };
     if (reply === 'reject') return { allowed: false, decision, message: refusalMessage(decision, 'rejected', message) };
     return {

@@ -47,6 +47,10 @@ interface PgStoreLike {
 interface PoolLike {
   query(text: string, params: unknown[]): Promise<{ rowCount: number | null }>;
   on(event: 'error', listener: (err: Error) => void): unknown;
+  on(
+    event: 'connect',
+    listener: (client: { on(event: 'error', listener: (err: Error) => void): unknown }) => void,
+  ): unknown;
 }
 
 /**
@@ -90,6 +94,11 @@ export async function openStore(url: string, options: { schema?: string } = {}):
   // An idle connection the server dropped (restart, network) is reported on the pool; unheard, it
   // would end the process. The next query reconnects or fails with its own sentence.
   pool?.on('error', () => undefined);
+  // A connection lost while checked out between two queries (PostgresStore holds one across its
+  // steps) is reported on the connection itself; unheard, that too would end the process.
+  pool?.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
   await setupWithRetry(engine, url, label);
   const table = `"${schema.replace(/"/g, '""')}".store`;
   return {
