@@ -11,6 +11,7 @@ import { COMMON, UsageError, makeRegistry, type Command, type Values } from './c
 import { listCommand } from './cli/list.js';
 import { runCommand } from './cli/run.js';
 import { mcpCommand } from './cli/mcp.js';
+import { doctorCommand } from './cli/doctor.js';
 import { agentCommand } from './cli/agent.js';
 import { loadDotEnv } from './chat-model.js';
 import { policyCommand } from './cli/policy.js';
@@ -29,6 +30,7 @@ Usage:
   ${agentCommand.usage}
   ${policyCommand.usage}
   ${memoryCommand.usage}
+  ${doctorCommand.usage}
 
 Commands:
   list    The tools the permissions allow, with their permissions and a one-line description.
@@ -45,7 +47,12 @@ Commands:
   agent   Run a LangChain agent (createAgent) with the tools on a task. --model defaults to
           $TOOLBELT_MODEL; the provider's package (e.g. @langchain/openai) and key must be present.
           --max-retries N: retries of a failed model request (default 2, max 10). .env in the
-          current directory is read first (docs/cli.md lists the variables).
+          current directory is read first (docs/cli.md lists the variables). The agent is offered
+          task with a general-purpose sub-agent (same model and tools); --no-task leaves it out.
+          --max-description-chars N fits tool descriptions under N characters (1024 for Azure).
+  doctor  Which tools each provider API (OpenAI Chat, strict, Responses, Anthropic, Gemini,
+          1,024-character endpoints) would refuse and why, the size of the definitions sent, and
+          what the environment has (ripgrep, bubblewrap, the store). Exit 1 when any is refused.
 
 Options (every command):
   --workspace DIR     Workspace root the file tools are sandboxed to (default: $AGENT_WORKSPACE_ROOT
@@ -76,6 +83,7 @@ const COMMANDS: Record<string, Command> = {
   agent: agentCommand,
   policy: policyCommand,
   memory: memoryCommand,
+  doctor: doctorCommand,
 };
 
 /** Runs the CLI with `argv` (without node and the script); resolves to the exit code. */

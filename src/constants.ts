@@ -7,7 +7,9 @@
 export { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from './registry.js';
 export { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
 export { PROGRESS_EVENT } from './langchain.js';
+export { MIN_DESCRIPTION_CHARS } from './description-fit.js';
 export { ABORT_GRACE_MS } from './pipeline/call.js';
+export { TRACER_NAME, MAX_SPAN_CONTENT_CHARS } from './telemetry.js';
 export { STALE_TEMP_MIN_AGE_MS, STALE_TEMP_MAX_AGE_MS } from './atomic-write.js';
 export { SESSION_ID_PATTERN, MAX_SESSION_FILES } from './cli/session.js';
 export { DEFAULT_MCP_HOST, MCP_HTTP_PATH, MCP_RESULT_META_CAPABILITY, MCP_SESSION_META_KEY } from './mcp/server.js';
@@ -20,6 +22,7 @@ export {
   TOOL_SEARCH_DEFAULT_RESULTS,
   TOOL_SEARCH_MAX_RESULTS,
   TOOL_SEARCH_MAX_DESCRIPTION_CHARS,
+  DEFER_AUTO_BUDGET_CHARS,
 } from './mcp/lazy.js';
 export { DEFAULT_MCP_MAX_TOTAL_TIMEOUT_MS } from './mcp/import.js';
 export { MCP_LIVENESS_INTERVAL_MS, MCP_LIVENESS_PING_MS, MCP_RECONNECT_DEFAULTS } from './mcp/connection.js';
@@ -92,10 +95,12 @@ export {
   HTTP_ERROR_BODY_CHARS,
 } from './net/http.js';
 export { MAX_REDIRECTS, HTTP_CROSS_ORIGIN_HEADERS } from './net/redirects.js';
+export { SECRET_MIN_CHARS } from './net/scrub.js';
 export { HTTP_CACHE_MAX_ENTRIES, HTTP_CACHE_MAX_BODY_BYTES } from './net/response-cache.js';
 export { HTTP_METHODS, HTTP_FORBIDDEN_HEADERS, HTTP_MAX_PAIRS } from './tools/web/http-request.js';
 export { REST_NAME_PREFIX, REST_DEFAULT_CONCURRENCY } from './rest/tools.js';
-export { OPENAPI_MAX_DESCRIPTION_CHARS, OPENAPI_MAX_SCHEMA_DEPTH } from './rest/openapi.js';
+export { OPENAPI_MAX_DESCRIPTION_CHARS, OPENAPI_MAX_SCHEMA_DEPTH, OPENAPI_MAX_SCHEMA_NODES } from './rest/openapi.js';
+export { OPENAPI_MAX_EXPANDED_NODES, OPENAPI_IMPORT_TIMEOUT_MS, OPENAPI_IMPORT_HEAP_MB } from './rest/openapi-load.js';
 export { MAX_WRITE_BYTES } from './tools/files/write.js';
 export { MAX_DELETE_ENTRIES, DELETE_PROGRESS_EVERY } from './tools/files/delete.js';
 export { MAX_LINE_COUNT_BYTES } from './tools/files/file-info.js';

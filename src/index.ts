@@ -18,6 +18,7 @@ export {
   type ExecuteOptions,
   type CreateContext,
 } from './registry.js';
+export type { TelemetryOptions } from './telemetry.js';
 export { parsePermissionList, type ToolPermission, type ToolPermissions, type PermissionGrant } from './permissions.js';
 export { descriptionBeside } from './description.js';
 export {
@@ -39,7 +40,13 @@ export type {
 } from './pipeline/types.js';
 export { lateResultMessages, type LateResult } from './pending.js';
 export { ToolbeltTool, type ToolProgressChunk } from './langchain.js';
-export { builtinTools, registerBuiltinTools, unregisteredBuiltins, type BuiltinTool } from './tools/index.js';
+export {
+  builtinTools,
+  registerBuiltinTools,
+  unregisteredBuiltins,
+  type BuiltinTool,
+  type BuiltinToolsOptions,
+} from './tools/index.js';
 export {
   webSearchConfigFromEnv,
   type WebSearchConfig,
@@ -89,7 +96,16 @@ export {
   type McpToolInfo,
 } from './mcp/index.js';
 export { orderProgressBeforeResponses } from './mcp/progress-order.js';
-export { toolsForTurn, deferredTools, type DeferredTool, type ToolSearchMetadata } from './mcp/lazy.js';
+export {
+  toolsForTurn,
+  deferredTools,
+  deferTools,
+  undeferTools,
+  type DeferredTool,
+  type ToolSearchMetadata,
+  type DeferSpec,
+  type DeferOptions,
+} from './mcp/lazy.js';
 export { lazyToolsMiddleware } from './mcp/lazy-middleware.js';
 export {
   providerJsonSchema,

@@ -2,7 +2,8 @@
  * The LangChain adapter: an initialised tool becomes a DynamicStructuredTool whose calls go through
  * the shared pipeline. Invoked with a ToolCall it returns a ToolMessage (content = output, artifact =
  * the structured result, status `error` on failure); progress goes to `onToolResult`, to
- * `config.writer` (LangGraph's `streamMode: 'custom'`) and to callback handlers (`streamEvents`).
+ * `config.writer` (LangGraph's `streamMode: 'custom'`), to LangChain core's tool events
+ * (`handleToolEvent`: LangGraph's `streamMode: 'tools'`) and to callback handlers (`streamEvents`).
  * Must not validate, time out or cap: those are the pipeline's; this file only adapts LangChain's calling convention.
  */
 import {
@@ -20,6 +21,7 @@ import { runCall, type PipelineHost } from './pipeline/call.js';
 import type { OnToolResult, ToolFinalUpdate, ToolUpdate } from './pipeline/types.js';
 import { resultText } from './result-text.js';
 import { RUN_CONFIGURABLE_KEY, RUN_STORE_KEY } from './store/scope.js';
+import { fitDescription } from './description-fit.js';
 
 /**
  * `@langchain/core/runnables` (the barrel ensureConfig and mergeConfigs live in), loaded by the first
@@ -50,6 +52,20 @@ export interface AdapterOptions {
   extra?: Record<string, unknown>;
   /** Send the OpenAI strict-mode form of the schema (optional fields required-nullable, no extra keys). */
   strict?: boolean;
+  /** A deferred tool: carries `extras: { defer_loading: true }` (offered through a tool search until found). */
+  deferLoading?: boolean;
+  /** Fit the description under this many characters (src/description-fit.ts). */
+  maxDescriptionChars?: number;
+}
+
+/** The description and schema a provider is sent. */
+function definitionFor(tool: Tool.Initialized, options: AdapterOptions): { description: string; schema: JsonSchema } {
+  // Providers see the portable JSON Schema (src/schema/); validation itself happens in the
+  // pipeline, against the zod schema, so that bad input becomes an actionable ToolMessage.
+  const schema = providerJsonSchema(tool, { strict: options.strict });
+  if (options.maxDescriptionChars === undefined) return { description: tool.description, schema };
+  const fitted = fitDescription(tool.id, tool.description, schema, options.maxDescriptionChars);
+  return { description: fitted.description, schema: fitted.schema };
 }
 
 type ToolCallLike = { type: 'tool_call'; id?: string; name: string; args: unknown };
@@ -83,16 +99,14 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
   ) {
     super({
       name: tool.id,
-      description: tool.description,
-      // Providers see the portable JSON Schema (src/schema/); validation itself happens in the
-      // pipeline, against the zod schema, so that bad input becomes an actionable ToolMessage.
-      schema: providerJsonSchema(tool, { strict: options.strict }),
+      ...definitionFor(tool, options),
       func: async (input, runManager, config) => {
         const final = await this.run(input, { signal: config?.signal, runManager });
         return [resultText(final), final.result];
       },
     });
     this.baseListeners = options.onToolResult ? [options.onToolResult] : [];
+    if (options.deferLoading) this.extras = { ...this.extras, defer_loading: true };
   }
 
   /**
@@ -189,7 +203,12 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
             timestamp: update.timestamp,
           };
           if (writer) writer(chunk);
-          if (runManager) void runManager.handleCustomEvent(PROGRESS_EVENT, chunk).catch(() => undefined);
+          if (runManager) {
+            // LangChain core's native tool event (what a tool whose call yields reports): LangGraph's
+            // `streamMode: 'tools'` streams it as `on_tool_event` with the tool call id.
+            void runManager.handleToolEvent(chunk).catch(() => undefined);
+            void runManager.handleCustomEvent(PROGRESS_EVENT, chunk).catch(() => undefined);
+          }
         },
       ];
     }

@@ -36,6 +36,7 @@ import { executeBatch, type BatchCall } from './batch.js';
 import type { Policy } from './policy/policy.js';
 import type { CheckEnvironment } from './policy/checks.js';
 import { PendingCalls, type LateResult } from './pending.js';
+import { Telemetry, type TelemetryOptions } from './telemetry.js';
 import type { PendingCall } from './pipeline/types.js';
 import type { NamespaceContext, StoreNamespace, ToolStore } from './store/types.js';
 import { storeScope } from './store/scope.js';
@@ -67,6 +68,8 @@ export interface RegistryOptions {
   namespace?: StoreNamespace;
   /** How the store is named in messages (default "the state store"; never put a password here). */
   storeLabel?: string;
+  /** OpenTelemetry spans of calls (docs/telemetry.md): on when `@opentelemetry/api` and a provider are there. */
+  telemetry?: TelemetryOptions;
 }
 
 /** How a tool is registered; each field overrides what the tool declared in `Tool.define`. */
@@ -111,6 +114,12 @@ export interface ToolsOptions {
    * or `bindTools(tools, { strict: true })`.
    */
   strict?: boolean;
+  /**
+   * Fit each description under this many characters, for endpoints that refuse longer ones (Azure
+   * OpenAI and several proxies: 1,024): the opening lines stay, lines about a parameter move into its
+   * description, the rest is left out with a pointer to `toolbelt run <tool> --help` (docs/providers.md).
+   */
+  maxDescriptionChars?: number;
 }
 
 /** Options of `execute()` beyond the contract's four arguments. */
@@ -139,6 +148,10 @@ export interface ToolSource {
   readonly kind: string;
   readonly name: string;
   close(): Promise<void>;
+  /** Called by `tools()` before it picks the tools it hands out (deferral plans its 'auto' set here). */
+  prepare?(initCtx: Tool.InitContext): Promise<void>;
+  /** The tools this source defers (offered through a search until found); see src/mcp/lazy.ts. */
+  deferredTools?(): ReadonlyArray<{ id: string }>;
 }
 
 const DEFAULT_INIT_CTX: Tool.InitContext = Object.freeze({});
@@ -171,6 +184,8 @@ export class ToolRegistryImpl {
   private readonly gate: PolicyGate;
   /** Calls whose tools returned `Tool.pending`, until their results are taken. */
   private readonly pendingCalls: PendingCalls;
+  /** The spans of this registry's calls (and of `task`'s sub-agents). */
+  readonly telemetry: Telemetry;
 
   constructor(options: RegistryOptions = {}) {
     this.semaphore = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
@@ -183,6 +198,7 @@ export class ToolRegistryImpl {
     // Getters read the registry's current values (the timeout can change, subscribers come and go).
     const timeoutMs = () => this.defaultTimeoutMs;
     const subscribers = this.subscribers;
+    this.telemetry = new Telemetry(options.telemetry);
     this.host = {
       semaphore: this.semaphore,
       deadlines: new DeadlineQueue(),
@@ -197,6 +213,7 @@ export class ToolRegistryImpl {
       record: (toolId, durationMs, error) => this.record(toolId, durationMs, error),
       authorize: (call) => this.gate.authorize(call),
       pend: (request) => this.pendingCalls.add(request),
+      telemetry: this.telemetry,
     };
     this.pendingCalls = new PendingCalls(
       (event) => this.emit(event),
@@ -371,7 +388,10 @@ export class ToolRegistryImpl {
   /** LangChain tools for `createAgent`, filtered by ids and/or permissions. */
   async tools(options: ToolsOptions = {}): Promise<StructuredToolInterface[]> {
     const initCtx = options.initCtx ?? DEFAULT_INIT_CTX;
+    for (const source of this.ownedSources) await source.prepare?.(initCtx);
     const selected = this.select(options);
+    // Deferred tools carry `extras.defer_loading` (providerToolSearchMiddleware, lazyToolsMiddleware).
+    const deferred = new Set([...this.ownedSources].flatMap((s) => s.deferredTools?.().map((t) => t.id) ?? []));
     // The tools handed out here, fixed now (a tool registered later is not among them either).
     const chosen = new Set(selected);
     const toolSet: Tool.ToolSet = { has: (id) => chosen.has(id) && this.entries.has(id) };
@@ -393,6 +413,8 @@ export class ToolRegistryImpl {
           timeoutMs: options.timeoutMs,
           signal: options.signal,
           strict: options.strict,
+          maxDescriptionChars: options.maxDescriptionChars,
+          ...(deferred.has(id) ? { deferLoading: true } : {}),
         }),
       ),
     );

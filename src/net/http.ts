@@ -9,6 +9,7 @@ import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { formatBytes } from '../format.js';
 import { networkFailure } from './network-error.js';
+import { cutScrubbed } from './scrub.js';
 import { BlockedAddressError, type CompiledPolicy } from './ssrf.js';
 import { followRedirects, RedirectFailure } from './redirects.js';
 
@@ -231,15 +232,18 @@ export function renderBody(res: HttpExchangeResponse, method: string): RenderedB
   return { kind: 'text', text, contentType: mime || 'text/plain' };
 }
 
-/** The error for a non-2xx answer: status, URL, the start of the body, and what to do. */
-export function statusFailure(res: HttpExchangeResponse, method: string): HttpFailure {
+/**
+ * The error for a non-2xx answer: status, URL, the start of the body, and what to do. The body is
+ * scrubbed of `secrets` before it is cut to HTTP_ERROR_BODY_CHARS (see `cutScrubbed`).
+ */
+export function statusFailure(res: HttpExchangeResponse, method: string, secrets: readonly string[] = []): HttpFailure {
   let body: string;
   try {
     body = renderBody(res, method).text;
   } catch {
     body = ''; // a binary error body: the status says enough
   }
-  const quoted = body.length > HTTP_ERROR_BODY_CHARS ? `${body.slice(0, HTTP_ERROR_BODY_CHARS)}...` : body;
+  const quoted = cutScrubbed(body, HTTP_ERROR_BODY_CHARS, secrets);
   const advice =
     res.status === 404
       ? 'Check the path and the identifiers in it.'

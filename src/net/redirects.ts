@@ -55,7 +55,7 @@ export class RedirectFailure extends Error {
 }
 
 /** Whether `host` matches one of `patterns` (`example.com` exactly, `*.example.com` any subdomain). */
-function hostMatches(host: string, patterns: readonly string[]): boolean {
+export function hostMatches(host: string, patterns: readonly string[]): boolean {
   const h = normaliseHost(host);
   return patterns.some((raw) => {
     const p = normaliseHost(raw);

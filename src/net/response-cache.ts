@@ -1,8 +1,11 @@
 /**
  * The response cache of the API tools: identical GETs within a TTL are answered from memory, or
  * from the registry's store (src/store/) when it has one, so replicas share it. One cache per
- * registry (kept in its tenant) and store namespace, so tenants never see each other's responses.
- * Must not decide what a key covers (the callers' key) or whether a hit may be served.
+ * registry (kept in its tenant) and store namespace, so tenants never see each other's responses;
+ * inside it, each entry is keyed by its owner (the tool and the guard settings it runs under), so a
+ * tool never reads what another tool, or the same tool under a looser guard, was allowed to fetch.
+ * Must not decide whether a hit may be served (api-call.ts re-checks it); the interface is
+ * get/set by an opaque key, so the store behind it can change.
  */
 import { createHash } from 'node:crypto';
 import type { Tool } from '../tool.js';
@@ -31,13 +34,16 @@ export class ResponseCache {
     private readonly scopeOf: (ctx: ScopeContext) => StoreScope | undefined = () => undefined,
   ) {}
 
-  /** The key of a request: method, URL and headers, hashed (header values may be credentials). */
-  static key(method: string, url: URL, headers: Record<string, string>): string {
+  /**
+   * The key of a request: who asks (`owner`: the tool's identity and its guard settings), method,
+   * URL and headers (names in any case), hashed (header values may be credentials).
+   */
+  static key(owner: string, method: string, url: URL, headers: Record<string, string>): string {
     const sorted = Object.entries(headers)
       .map(([k, v]) => [k.toLowerCase(), v])
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return createHash('sha256')
-      .update(JSON.stringify([method, url.href, sorted]))
+      .update(JSON.stringify([owner, method, url.href, sorted]))
       .digest('hex');
   }
 

@@ -13,6 +13,7 @@ import { parseArgumentsWithRepairs, type ArgumentRepair } from './arguments.js';
 import type { Deadline, DeadlineQueue } from './deadlines.js';
 import type { Semaphore } from './semaphore.js';
 import type { OnToolResult, PendingCall, ToolEvent, ToolFinalUpdate, ToolUpdate } from './types.js';
+import type { CallSpan, Telemetry } from '../telemetry.js';
 
 /** What the registry hands the pipeline: its shared limits and sinks. */
 export interface PipelineHost {
@@ -31,6 +32,8 @@ export interface PipelineHost {
   authorize?(call: AuthorizeCall): Promise<string | undefined> | string | undefined;
   /** Records a call whose tool returned `Tool.pending`: the record, or a refusal the model reads (too many waiting). */
   pend?(request: PendRequest): PendingCall | string | Promise<PendingCall | string>;
+  /** Tracing (src/telemetry.ts): each call's span; absent or returning undefined, nothing is traced. */
+  telemetry?: Telemetry;
 }
 
 /** What the pipeline tells the registry about a call that will be resolved later. */
@@ -172,6 +175,8 @@ class Call {
   declare private args: unknown;
   /** The tool read `ctx.abort`, so it may answer an abort with its own (partial) result. */
   declare private abortAware: boolean;
+  /** The call's OpenTelemetry span, when something records it. */
+  declare private span?: CallSpan;
 
   constructor(host: PipelineHost, req: CallRequest) {
     this.host = host;
@@ -191,6 +196,7 @@ class Call {
     this.repairs = undefined;
     this.args = undefined;
     this.abortAware = false;
+    this.span = undefined;
   }
 
   /**
@@ -198,6 +204,17 @@ class Call {
    * a result with a throwing getter, a listener that throws) ends in `fail`, the one failure path.
    */
   async run(): Promise<ToolFinalUpdate> {
+    const telemetry = this.host.telemetry;
+    if (telemetry) {
+      let span = telemetry.start(this.req.tool, this.callID, this.req.args);
+      if (span instanceof Promise) span = await span;
+      // The tool runs with its span active: spans it starts (a sub-agent's calls) nest under it.
+      if (span) return (this.span = span).within(() => this.runGuarded());
+    }
+    return this.runGuarded();
+  }
+
+  private async runGuarded(): Promise<ToolFinalUpdate> {
     try {
       return await this.runSteps();
     } catch (err) {
@@ -341,6 +358,7 @@ class Call {
       timestamp: Date.now(),
     };
     this.deliver(update);
+    this.span?.progress(update);
     if (this.host.listening)
       this.host.emit({
         type: 'progress',
@@ -500,6 +518,7 @@ class Call {
     if (error !== undefined) update.error = error;
     this.final = update;
     if (!this.skipStats) this.host.record(this.toolId, durationMs, error);
+    this.span?.end(update);
     this.deliver(update);
     if (this.host.listening) {
       this.host.emit({

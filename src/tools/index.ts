@@ -10,6 +10,7 @@ import type { ToolPermission, ToolPermissions } from '../permissions.js';
 import type { ToolRegistryImpl } from '../registry.js';
 import { descriptionBeside } from '../description.js';
 import { webSearchUnregisteredReason } from './web/web-search-config.js';
+import { deferTools, type DeferSpec } from '../mcp/lazy.js';
 // The tool files that declare typed init options on Tool.InitContext. Type-only re-exports keep
 // their declarations in the published .d.ts without loading the modules at run time.
 export type {} from '../net/ssrf.js';
@@ -284,13 +285,48 @@ export function unregisteredBuiltins(): Array<{ id: string; reason: string }> {
 }
 
 /**
- * Registers every built-in tool (or those named in `only`) into `registry`. A tool that needs
- * configuration (web_search) is left out when it has none, unless `only` names it.
+ * The built-ins agents call most, most used first: 'auto' deferral keeps these longest (the other
+ * built-ins follow in list order). Measured use replaces this order as `registry.stats()` fills.
  */
-export function registerBuiltinTools(registry: ToolRegistryImpl, only?: string[]): ToolRegistryImpl {
+export const BUILTIN_USAGE_ORDER: readonly string[] = ['read', 'edit', 'bash', 'grep', 'glob', 'write', 'list'];
+
+/** Options of `registerBuiltinTools`. */
+export interface BuiltinToolsOptions {
+  /** Only these built-ins (a tool that needs configuration is registered when named here). */
+  only?: string[];
+  /**
+   * Defer these built-ins (offered through `tool_search`, or the provider's own search, until
+   * found), or `'auto'`: the least-used ones once the definitions offered would pass `deferBudgetChars`.
+   */
+  defer?: DeferSpec;
+  /** The 'auto' budget, in characters of definitions (default DEFER_AUTO_BUDGET_CHARS). */
+  deferBudgetChars?: number;
+}
+
+/**
+ * Registers every built-in tool (or those named in `only`) into `registry`. A tool that needs
+ * configuration (web_search) is left out when it has none, unless `only` names it. `defer` defers
+ * some of them (see docs/tools.md, "Deferred tools").
+ */
+export function registerBuiltinTools(
+  registry: ToolRegistryImpl,
+  onlyOrOptions?: string[] | BuiltinToolsOptions,
+): ToolRegistryImpl {
+  const options: BuiltinToolsOptions = Array.isArray(onlyOrOptions) ? { only: onlyOrOptions } : (onlyOrOptions ?? {});
+  const { only } = options;
+  const registered: string[] = [];
   for (const tool of builtinTools) {
     if (only ? !only.includes(tool.info.id) : tool.unregisteredReason?.()) continue;
     registry.register(tool.info, { replace: true });
+    registered.push(tool.info.id);
   }
+  if (options.defer === 'auto') {
+    const usage = (id: string) =>
+      BUILTIN_USAGE_ORDER.includes(id) ? BUILTIN_USAGE_ORDER.indexOf(id) : BUILTIN_USAGE_ORDER.length;
+    const candidates = [...registered].sort(
+      (a, b) => usage(a) - usage(b) || registered.indexOf(a) - registered.indexOf(b),
+    );
+    deferTools(registry, 'auto', { budgetChars: options.deferBudgetChars, candidates });
+  } else if (options.defer?.length) deferTools(registry, options.defer);
   return registry;
 }
