@@ -55,6 +55,18 @@ export {
   type WebSearchMetadata,
 } from './tools/web/web-search-config.js';
 export { Workspace, PathOutsideWorkspaceError } from './workspace.js';
+export { toDeepAgentsBackend, type DeepAgentsBackendOptions, type WorkspaceBackend } from './backend/deepagents.js';
+export type {
+  AnyBackendProtocol,
+  BackendProtocolV1,
+  BackendProtocolV2,
+  SandboxBackendProtocolV1,
+  SandboxBackendProtocolV2,
+  ExecuteResponse,
+  FileData,
+  FileInfo,
+  GrepMatch,
+} from './backend/protocol.js';
 export { Tenant } from './tenant.js';
 export type {
   ToolStore,

@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import type { ToolPermissions } from './permissions.js';
+import type { AnyBackendProtocol } from './backend/protocol.js';
 import { assertRepresentable, toolJsonSchema } from './schema/zod.js';
 
 // eslint-disable-next-line @typescript-eslint/no-namespace -- `Tool` (Tool.define, Tool.Context, ...) is the public contract's namespace
@@ -82,6 +83,12 @@ export namespace Tool {
     workspaceRoot?: string;
     /** More roots the sandbox accepts besides the workspace root. */
     additionalRoots?: string[];
+    /**
+     * Where the file tools' files live and bash's commands run instead of the local workspace: any
+     * deepagents backend (`BackendProtocolV2`; V1 is lifted; `SandboxBackendProtocolV2` for bash).
+     * Paths are then the backend's paths, never the host's. See docs/backends.md.
+     */
+    backend?: AnyBackendProtocol;
     /**
      * The tool set this tool is handed out in; the registry sets it, only for tools that declare
      * `perToolSet` (absent: no tool set, e.g. a program's own `registry.execute` without a grant).

@@ -26,6 +26,11 @@ export interface ToolFacts {
 export interface CheckEnvironment {
   workspaceRoot: string;
   additionalRoots?: string[];
+  /**
+   * The calls' files live on a deepagents backend (`initCtx.backend`): a path is the backend's,
+   * judged relative to its root `/`, and never resolved (or realpath'd) on this host.
+   */
+  backendPaths?: boolean;
   /** Facts about a tool by id (from the registry); unknown tools are treated as moderate with no permissions. */
   toolFacts?: (toolId: string) => ToolFacts | undefined;
 }
@@ -104,6 +109,7 @@ function urlSubject(url: string): PolicySubject {
 
 /** A path as rules see it: workspace-relative when inside, absolute when outside; its real path too. */
 async function pathSubject(given: string, cwd: string, env: CheckEnvironment): Promise<PolicySubject> {
+  if (env.backendPaths) return backendPathSubject(given, cwd);
   const roots = [env.workspaceRoot, ...(env.additionalRoots ?? [])].map((r) => path.resolve(r));
   const expanded = given === '~' || given.startsWith('~/') ? path.join(os.homedir(), given.slice(1)) : given;
   const lexical = path.resolve(env.workspaceRoot, cwd, expanded);
@@ -124,6 +130,12 @@ async function pathSubject(given: string, cwd: string, env: CheckEnvironment): P
     ![...roots, ...realRoots].some((r) => within(lexical, r) !== undefined) ||
     !realRoots.some((r) => within(real, r) !== undefined);
   return { kind: 'path', value, also: realValue !== value ? [realValue] : undefined, outside };
+}
+
+/** A backend's path as rules see it: relative to the backend's root (`.` for the root); never outside. */
+function backendPathSubject(given: string, cwd: string): PolicySubject {
+  const p = path.posix.resolve('/', cwd, given);
+  return { kind: 'path', value: p === '/' ? '.' : p.slice(1), outside: false };
 }
 
 /** `p` relative to `root` when inside it, else undefined. */

@@ -44,7 +44,13 @@ export class PolicyGate {
   /** Where paths of calls made under `initCtx` resolve, and what the tools are. */
   environment(initCtx: Tool.InitContext = {}): CheckEnvironment {
     const extra = Array.isArray(initCtx.additionalRoots) ? initCtx.additionalRoots : undefined;
-    return { workspaceRoot: workspaceRootFor(initCtx), additionalRoots: extra, toolFacts: this.facts };
+    const env: CheckEnvironment = {
+      workspaceRoot: workspaceRootFor(initCtx),
+      additionalRoots: extra,
+      toolFacts: this.facts,
+    };
+    if (initCtx.backend !== undefined) env.backendPaths = true; // paths are the backend's (checks.ts)
+    return env;
   }
 
   /** The pipeline's step 2; synchronous undefined when nothing needs judging. */
