@@ -15,6 +15,7 @@ import { doctorCommand } from './cli/doctor.js';
 import { agentCommand } from './cli/agent.js';
 import { loadDotEnv } from './chat-model.js';
 import { policyCommand } from './cli/policy.js';
+import { memoryCommand } from './cli/memory.js';
 import { toolHelp } from './cli/tool-help.js';
 import { disconnectMcp } from './mcp/index.js';
 
@@ -28,6 +29,7 @@ Usage:
   ${mcpCommand.usage}
   ${agentCommand.usage}
   ${policyCommand.usage}
+  ${memoryCommand.usage}
   ${doctorCommand.usage}
 
 Commands:
@@ -41,6 +43,7 @@ Commands:
           unless --allow-origin lists them (repeatable); --stateless serves without sessions.
   policy  explain: the decision for a call and the rule that made it. check: validate a policy
           file (line and field of each problem). show: the policy in use (the default if none).
+  memory  import: copy the memory directory's notes (.agent-memory) into the --store, once.
   agent   Run a LangChain agent (createAgent) with the tools on a task. --model defaults to
           $TOOLBELT_MODEL; the provider's package (e.g. @langchain/openai) and key must be present.
           --max-retries N: retries of a failed model request (default 2, max 10). .env in the
@@ -63,6 +66,9 @@ Options (every command):
   --policy FILE       Allow/ask/deny rules every call obeys (default: ./toolbelt.policy.json if present).
   --sandbox MODE      auto (default): run bash and rg in bubblewrap when it works, else uncontained with
                       one line on stderr; required: refuse bash without it; off (docs/sandbox.md).
+  --store URL         Keep todo lists, memory notes and pending calls in this store (postgres://...;
+                      default: $TOOLBELT_STORE_URL, else in the process, notes as files). Processes
+                      given the same store and --store-namespace LIST (default cli) share that state.
   -h, --help          Show this help.   -v, --version   Show the version.
 
 Examples:
@@ -78,6 +84,7 @@ const COMMANDS: Record<string, Command> = {
   mcp: mcpCommand,
   agent: agentCommand,
   policy: policyCommand,
+  memory: memoryCommand,
   doctor: doctorCommand,
 };
 
@@ -124,6 +131,7 @@ export async function main(argv: string[]): Promise<number> {
       return await spec.run(setup, values, parsed.positionals);
     } finally {
       await disconnectMcp(setup.registry).catch(() => undefined);
+      await setup.close?.().catch(() => undefined);
     }
   } catch (err) {
     if (err instanceof UsageError || (err as Error).name === 'ModelConfigError') {

@@ -12,7 +12,7 @@ export { ABORT_GRACE_MS } from './pipeline/call.js';
 export { TRACER_NAME, MAX_SPAN_CONTENT_CHARS } from './telemetry.js';
 export { STALE_TEMP_MIN_AGE_MS, STALE_TEMP_MAX_AGE_MS } from './atomic-write.js';
 export { SESSION_ID_PATTERN, MAX_SESSION_FILES } from './cli/session.js';
-export { DEFAULT_MCP_HOST, MCP_HTTP_PATH, MCP_RESULT_META_CAPABILITY } from './mcp/server.js';
+export { DEFAULT_MCP_HOST, MCP_HTTP_PATH, MCP_RESULT_META_CAPABILITY, MCP_SESSION_META_KEY } from './mcp/server.js';
 export { MAX_MCP_HTTP_SESSIONS } from './mcp/http-server.js';
 export { DEFAULT_MCP_TOOL_TIMEOUT_MS } from './mcp/import.js';
 export { MCP_STDERR_TAIL_CHARS } from './mcp/connection.js';
@@ -61,6 +61,11 @@ export {
   MAX_SUMMARY_CHARS,
   SUMMARY_SCAN_CHARS,
 } from './tools/memory/store.js';
+export { MAX_MEMORY_NOTE_RECORDS } from './tools/memory/store-notes.js';
+export { STORE_ROOT_LABEL, MAX_NAMESPACE_LABELS, MAX_NAMESPACE_LABEL_CHARS } from './store/namespace.js';
+export { STORE_PAGE_SIZE, MAX_STORE_SCAN_RECORDS } from './store/scope.js';
+export { STORE_CONNECT_TIMEOUT_MS, STORE_QUERY_TIMEOUT_MS, STORE_POOL_SIZE } from './store/postgres.js';
+export { CLI_STORE_NAMESPACE } from './cli/store.js';
 export {
   DEFAULT_READ_LIMIT,
   MAX_LINE_LENGTH as READ_MAX_LINE_LENGTH,

@@ -69,6 +69,18 @@ export type {
   GrepMatch,
 } from './backend/protocol.js';
 export { Tenant } from './tenant.js';
+export type {
+  ToolStore,
+  StoreItem,
+  StoreSearchOptions,
+  StoreNamespace,
+  NamespaceContext,
+  StoreBinding,
+} from './store/types.js';
+export { encodeLabel, decodeLabel, NamespaceError, STATE_KINDS } from './store/namespace.js';
+export { MalformedRecordError } from './store/scope.js';
+export { redactUrl } from './store/url.js';
+export { openStore, type OpenedStore } from './store/open.js';
 export { ReadTracker } from './read-tracker.js';
 export { TodoStore, todoStoreOf, type TodoItem } from './tools/todo/store.js';
 export {

@@ -20,6 +20,7 @@ import type { JsonSchema } from './schema/portable.js';
 import { runCall, type PipelineHost } from './pipeline/call.js';
 import type { OnToolResult, ToolFinalUpdate, ToolUpdate } from './pipeline/types.js';
 import { resultText } from './result-text.js';
+import { RUN_CONFIGURABLE_KEY, RUN_STORE_KEY } from './store/scope.js';
 import { fitDescription } from './description-fit.js';
 
 /**
@@ -120,6 +121,7 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
     const merged = ensureConfig(mergeConfigs(this.defaultConfig, config)) as ToolRunnableConfig & {
       writer?: (chunk: unknown) => void;
       state?: unknown;
+      store?: unknown;
     };
     const toolCall = isToolCall(input) ? input : (merged.toolCall as ToolCallLike | undefined);
     const args = isToolCall(input) ? input.args : input;
@@ -151,6 +153,9 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
       signal: merged.signal,
       writer: merged.writer,
       runManager,
+      // LangGraph hands a graph's store (compile({ store }), createAgent({ store })) to its tools here.
+      runStore: merged.store,
+      configurable: merged.configurable,
     });
     const content = resultText(final);
     const output = toolCallId
@@ -176,6 +181,8 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
       signal?: AbortSignal;
       writer?: (chunk: unknown) => void;
       runManager?: CallbackManagerForToolRun;
+      runStore?: unknown;
+      configurable?: Record<string, unknown>;
     },
   ): Promise<ToolFinalUpdate> {
     const { options, tool } = this;
@@ -208,10 +215,17 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
     let base = options.createContext(tool.id, callID);
     if (via.turn !== undefined && base.messageID === undefined) base = { ...base, messageID: via.turn };
     const signal = combineSignals(via.signal, options.signal);
+    let ctx = base.extra || !options.extra ? base : { ...base, extra: options.extra };
+    if (via.runStore) {
+      ctx = {
+        ...ctx,
+        extra: { ...ctx.extra, [RUN_STORE_KEY]: via.runStore, [RUN_CONFIGURABLE_KEY]: via.configurable },
+      };
+    }
     return runCall(options.host, {
       tool,
       args: input,
-      ctx: base.extra || !options.extra ? base : { ...base, extra: options.extra },
+      ctx,
       callID,
       signal,
       timeoutMs: options.timeoutMs,

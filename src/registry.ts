@@ -39,6 +39,9 @@ import { PendingCalls, type LateResult } from './pending.js';
 import { Telemetry, type TelemetryOptions } from './telemetry.js';
 import type { PendingCall } from './pipeline/types.js';
 import { installSandbox, type SandboxOptions, type SandboxRuntime, type SandboxStatus } from './sandbox/index.js';
+import type { NamespaceContext, StoreNamespace, ToolStore } from './store/types.js';
+import { storeScope } from './store/scope.js';
+import { storedApprovals } from './policy/approvals.js';
 
 /** Default number of tool calls a registry runs at once; more wait in a queue. */
 export const DEFAULT_CONCURRENCY = 8;
@@ -59,6 +62,15 @@ export interface RegistryOptions {
   loopGuard?: GateOptions['loopGuard'];
   /** The OS sandbox for bash and the processes built-in tools start (docs/sandbox.md); default mode `off`. */
   sandbox?: SandboxOptions;
+  /**
+   * Where state that outlives the process lives (todo lists, memory notes, pending calls): any
+   * LangGraph `BaseStore`, or `openStore(url)`. Default: in this process (memory notes as files).
+   */
+  store?: ToolStore;
+  /** The namespace that state lives under (default: this registry's own); see docs/state.md. */
+  namespace?: StoreNamespace;
+  /** How the store is named in messages (default "the state store"; never put a password here). */
+  storeLabel?: string;
   /** OpenTelemetry spans of calls (docs/telemetry.md): on when `@opentelemetry/api` and a provider are there. */
   telemetry?: TelemetryOptions;
 }
@@ -186,7 +198,10 @@ export class ToolRegistryImpl {
   constructor(options: RegistryOptions = {}) {
     this.semaphore = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
     this.defaultTimeoutMs = validTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    this.tenant = new Tenant({ outputDir: options.truncate?.outputDir });
+    this.tenant = new Tenant({
+      outputDir: options.truncate?.outputDir,
+      store: { store: options.store, namespace: options.namespace, label: options.storeLabel },
+    });
     this.truncateOptions = { ...options.truncate, store: this.tenant.outputs };
     // Getters read the registry's current values (the timeout can change, subscribers come and go).
     const timeoutMs = () => this.defaultTimeoutMs;
@@ -210,7 +225,11 @@ export class ToolRegistryImpl {
       pend: (request) => this.pendingCalls.add(request),
       telemetry: this.telemetry,
     };
-    this.pendingCalls = new PendingCalls((event) => this.emit(event), this.truncateOptions);
+    this.pendingCalls = new PendingCalls(
+      (event) => this.emit(event),
+      this.truncateOptions,
+      (ctx) => storeScope(this.tenant, ctx),
+    );
     this.onDispose(() => this.pendingCalls.dispose());
     this.sandboxRuntime = installSandbox(this.tenant, options.sandbox, (sandbox) =>
       this.emit({ type: 'sandbox', sandbox, timestamp: Date.now() }),
@@ -232,6 +251,10 @@ export class ToolRegistryImpl {
             enabled: async () => (await this.sandboxRuntime.status(sandbox)).enabled,
           };
         },
+      },
+      (ctx) => {
+        const scope = storeScope(this.tenant, ctx);
+        return scope && storedApprovals(scope);
       },
     );
   }
@@ -504,18 +527,21 @@ export class ToolRegistryImpl {
    * Delivers the late result of a call whose tool returned `Tool.pending` (a text, a result, or an
    * Error for a failure); emits `resolved`. Throws when no call with that id is waiting.
    */
-  submitResult(toolCallId: string, result: LateResult): Promise<PendingCall> {
-    return this.pendingCalls.submit(toolCallId, result);
+  submitResult(toolCallId: string, result: LateResult, ctx?: NamespaceContext): Promise<PendingCall> {
+    return this.pendingCalls.submit(toolCallId, result, ctx);
   }
 
-  /** The pending-call records (waiting and settled, not yet taken), optionally one session's. */
-  pending(filter?: { sessionID?: string }): PendingCall[] {
-    return this.pendingCalls.list(filter);
+  /**
+   * The pending-call records (waiting and settled, not yet taken), optionally one session's. With a
+   * namespace function, `ctx` is what it is called with (default: the filter).
+   */
+  pending(filter?: { sessionID?: string }, ctx?: NamespaceContext): Promise<PendingCall[]> {
+    return this.pendingCalls.list(filter, ctx);
   }
 
   /** Removes and returns settled pending calls, for `lateResultMessages` on the agent's next turn. */
-  takeSettled(filter?: { sessionID?: string }): PendingCall[] {
-    return this.pendingCalls.takeSettled(filter);
+  takeSettled(filter?: { sessionID?: string }, ctx?: NamespaceContext): Promise<PendingCall[]> {
+    return this.pendingCalls.takeSettled(filter, ctx);
   }
 
   /** Takes ownership of a tool source (an MCP server connection adopts itself when made). */

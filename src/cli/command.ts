@@ -14,6 +14,8 @@ import type { Tool } from '../tool.js';
 import { findPolicyFile, loadPolicyFile } from '../policy/policy.js';
 import { isSandboxMode, SANDBOX_MODES } from '../sandbox/options.js';
 import type { SandboxOptions } from '../sandbox/types.js';
+import type { OpenedStore } from '../store/postgres.js';
+import { openCliStore, storeNamespaceOf, storeUrlOf } from './store.js';
 
 /** A usage mistake: exit code 2 and a hint. */
 export class UsageError extends Error {}
@@ -38,6 +40,8 @@ export const COMMON: ParseArgsConfig['options'] = {
   'no-builtins': { type: 'boolean' },
   policy: { type: 'string' },
   sandbox: { type: 'string' },
+  store: { type: 'string' },
+  'store-namespace': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 };
 
@@ -61,6 +65,10 @@ export interface Setup {
   grant: ToolPermission[];
   /** The policy file in use (--policy FILE, else ./toolbelt.policy.json when present). */
   policyFile?: string;
+  /** The state store of --store / $TOOLBELT_STORE_URL, when one was given (closed by `close`). */
+  store?: OpenedStore;
+  /** Ends what the setup opened (the store's connections). */
+  close?: () => Promise<void>;
 }
 
 /** Builds the registry the common flags describe (built-ins, --tools modules, --mcp-config servers, --rest-config APIs). */
@@ -93,7 +101,22 @@ export async function makeRegistry(values: Values, ownsPolicy = false): Promise<
         )
       : undefined);
   const sandbox = sandboxOptions(values, fileSandbox);
-  const registry = createRegistry({ policy, sandbox });
+  const storeUrl = storeUrlOf(values);
+  const namespace = storeNamespaceOf(values);
+  if (typeof namespace === 'string') throw new UsageError(namespace);
+  const store =
+    storeUrl === undefined
+      ? undefined
+      : await openCliStore(storeUrl).catch((err: Error) => {
+          throw new UsageError(err.message);
+        });
+  const registry = createRegistry({
+    policy,
+    sandbox,
+    store,
+    namespace: store && namespace,
+    storeLabel: store?.label,
+  });
   // The sandbox is probed when bash is first set up; when it cannot contain commands, say so once.
   registry.on('sandbox', ({ sandbox: status }) => {
     if (!status.enabled && status.mode !== 'off') process.stderr.write(`toolbelt: ${status.reason}\n`);
@@ -131,7 +154,7 @@ export async function makeRegistry(values: Values, ownsPolicy = false): Promise<
       throw new UsageError((err as Error).message);
     }
   }
-  return { registry, initCtx, grant, policyFile };
+  return { registry, initCtx, grant, policyFile, store, close: store && (() => store.close()) };
 }
 
 /** The sandbox: the policy file's `"sandbox"`, its mode replaced by `--sandbox` (default `auto`). */

@@ -87,7 +87,7 @@ export async function callApi(options: ApiCallOptions): Promise<Tool.Result<ApiC
       options.cache && request.method === 'GET'
         ? ResponseCache.key(cacheOwner(options), 'GET', request.url, request.headers)
         : '';
-    const stored = key ? options.cache!.store.get(key, options.cache!.ttlMs) : undefined;
+    const stored = key ? await options.cache!.store.get(key, options.cache!.ttlMs, ctx) : undefined;
     const hit = stored && servable(stored.response, options) ? stored : undefined;
     let response = hit?.response;
     if (!response) {
@@ -105,7 +105,7 @@ export async function callApi(options: ApiCallOptions): Promise<Tool.Result<ApiC
     const body = renderBody(response, request.method);
     // A response reached through a redirect is not kept: serving it later would skip judging its
     // hops (the pipeline's policy judges only the URL asked for, which is the key).
-    if (key && !hit && response.redirects.length === 0) options.cache!.store.set(key, response);
+    if (key && !hit && response.redirects.length === 0) await options.cache!.store.set(key, response, ctx);
     const metadata: ApiCallMetadata = {
       method: request.method,
       url: shownUrl,

@@ -41,7 +41,7 @@ export interface PipelineHost {
    */
   settled?(call: AuthorizeCall, output: string): string | undefined;
   /** Records a call whose tool returned `Tool.pending`: the record, or a refusal the model reads (too many waiting). */
-  pend?(request: PendRequest): PendingCall | string;
+  pend?(request: PendRequest): PendingCall | string | Promise<PendingCall | string>;
   /** Tracing (src/telemetry.ts): each call's span; absent or returning undefined, nothing is traced. */
   telemetry?: Telemetry;
 }
@@ -53,6 +53,8 @@ export interface PendRequest {
   args: unknown;
   sessionID: string;
   options: Tool.PendingOptions;
+  /** The call's context (a store namespace may depend on it). */
+  ctx?: Partial<Tool.Context>;
 }
 
 /** What step 2 judges: the call as sent (approvals are bound to these arguments) and as parsed. */
@@ -476,15 +478,33 @@ class Call {
   }
 
   /** The tool returned `Tool.pending`: the registry records the call and the model is told to go on. */
-  private pend(options: Tool.PendingOptions): ToolFinalUpdate {
+  private pend(options: Tool.PendingOptions): ToolFinalUpdate | Promise<ToolFinalUpdate> {
+    const { toolId } = this;
+    let record: PendingCall | string | Promise<PendingCall | string> | undefined;
+    try {
+      record = this.host.pend?.({
+        toolId,
+        callID: this.callID,
+        args: this.args,
+        sessionID: this.req.ctx?.sessionID ?? 'default',
+        options,
+        ctx: this.req.ctx,
+      });
+    } catch (err) {
+      return this.fail((err as Error).message);
+    }
+    // A store keeps the record: the call answers once it is written (or fails with the store's sentence).
+    if (record instanceof Promise)
+      return record.then(
+        (r) => this.pended(r),
+        (err: unknown) => this.fail(err instanceof Error ? err.message : String(err)),
+      );
+    return this.pended(record);
+  }
+
+  private pended(record: PendingCall | string | undefined): ToolFinalUpdate {
     const { toolId, callID } = this;
-    const record = this.host.pend?.({
-      toolId,
-      callID,
-      args: this.args,
-      sessionID: this.req.ctx?.sessionID ?? 'default',
-      options,
-    });
+    if (this.final) return this.final;
     if (record === undefined)
       return this.fail(`Tool "${toolId}" returned a pending result, but this host does not keep pending calls.`);
     if (typeof record === 'string') return this.fail(record);

@@ -11,6 +11,7 @@ import { checksOf, urlChecks, type CheckEnvironment, type ToolFacts } from './ch
 import { LoopGuard, MAX_GUARDED_SESSIONS } from './loop-guard.js';
 import { hopRefusal, refusalMessage } from './messages.js';
 import type { Policy } from './policy.js';
+import type { ApprovalRecords } from './approvals.js';
 import type { LoopGuardOptions, PolicyDecision } from './types.js';
 import type { SandboxPolicyFacts } from '../sandbox/auto-allow.js';
 
@@ -34,6 +35,8 @@ export class PolicyGate {
   constructor(
     private readonly facts: (toolId: string) => ToolFacts | undefined,
     options: GateOptions = {},
+    /** Where a call's "always" approvals live when the registry has a store. */
+    private readonly approvalsFor: (ctx: AuthorizeCall['ctx']) => ApprovalRecords | undefined = () => undefined,
   ) {
     this.configure(options);
   }
@@ -150,6 +153,7 @@ export class PolicyGate {
       callID: call.callID,
       sessionID,
       env: this.environment(initCtx),
+      approvals: this.approvalsFor(call.ctx),
     };
     // Approvals are bound to the arguments as the caller sent them.
     const result = await policy.authorize({ ...req, args: call.args, hashArgs: call.rawArgs });

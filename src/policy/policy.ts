@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { argsHash, GrantStore } from './approvals.js';
+import { argsHash, GrantStore, type ApprovalRecords } from './approvals.js';
 import { checksOf, readTreeEntries, type CheckEnvironment } from './checks.js';
 import { DEFAULT_POLICY } from './defaults.js';
 import { judge, needsEntries, stricter } from './evaluate.js';
@@ -68,6 +68,8 @@ export interface AuthorizeRequest {
   env: CheckEnvironment;
   /** The arguments approvals are bound to, when they differ from `args` (the call as sent, before repair). */
   hashArgs?: unknown;
+  /** Where "always" approvals live when the registry has a store (default: this policy's memory). */
+  approvals?: ApprovalRecords;
 }
 
 /** `undefined` when the call may run, else the message the model reads. */
@@ -135,8 +137,14 @@ export class Policy {
   }
 
   /** What the rules (and this session's "always" approvals) say about a call. */
-  async decide(toolId: string, args: unknown, env: CheckEnvironment, sessionID?: string): Promise<PolicyDecision> {
-    return this.decideChecks(toolId, await checksOf(toolId, args, env), sessionID, env.sandbox);
+  async decide(
+    toolId: string,
+    args: unknown,
+    env: CheckEnvironment,
+    sessionID?: string,
+    stored?: ApprovalRecords,
+  ): Promise<PolicyDecision> {
+    return this.decideChecks(toolId, await checksOf(toolId, args, env), sessionID, env.sandbox, stored);
   }
 
   /** What the rules say about checks already built (a call's, or a redirect hop's from `urlChecks`). */
@@ -145,10 +153,12 @@ export class Policy {
     checks: PolicyCheck[],
     sessionID?: string,
     sandbox?: CheckEnvironment['sandbox'],
+    stored?: ApprovalRecords,
   ): Promise<PolicyDecision> {
     const all = [...this.rules, ...this.defaults];
     for (const c of checks) if (needsEntries(c, all)) await readTreeEntries(c.subject!);
-    const approvals = sessionID === undefined ? undefined : this.sessions.get(sessionID);
+    const approvals =
+      sessionID === undefined ? undefined : stored ? await stored.get(sessionID) : this.sessions.get(sessionID);
     const layers = { policy: this.rules, defaults: this.defaults };
     const decisions = checks.map((c) => judge(c, layers, this.fallback, (k) => approvals?.get(approvalKey(k))));
     let worst: CheckDecision = decisions[0];
@@ -176,13 +186,9 @@ export class Policy {
     this.grants.grant(callID, argsHash(toolId, args));
   }
 
-  /** Allows, for the rest of the session, every check of `decision` that asked. */
-  allowForSession(sessionID: string, decision: PolicyDecision): void {
-    let approvals = this.sessions.get(sessionID);
-    if (approvals) this.sessions.delete(sessionID);
-    else approvals = new Map();
-    this.sessions.set(sessionID, approvals);
-    if (this.sessions.size > MAX_APPROVAL_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
+  /** Allows, for the rest of the session, every check of `decision` that asked (in `stored` when given). */
+  allowForSession(sessionID: string, decision: PolicyDecision, stored?: ApprovalRecords): void | Promise<void> {
+    const entries: Array<[string, PolicyRule]> = [];
     for (const d of decision.checks) {
       if (d.action !== 'ask' || d.check.unknown) continue;
       const rule: PolicyRule = {
@@ -191,8 +197,15 @@ export class Policy {
         reason: `approved "always" in session ${sessionID}`,
       };
       if (d.check.subject) rule.pattern = d.check.subject.value;
-      approvals.set(approvalKey(d.check), rule);
+      entries.push([approvalKey(d.check), rule]);
     }
+    if (stored) return stored.add(sessionID, entries);
+    let approvals = this.sessions.get(sessionID);
+    if (approvals) this.sessions.delete(sessionID);
+    else approvals = new Map();
+    this.sessions.set(sessionID, approvals);
+    if (this.sessions.size > MAX_APPROVAL_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
+    for (const [key, rule] of entries) approvals.set(key, rule);
   }
 
   /** Forgets a session's "always" approvals (call when a session ends). */
@@ -202,7 +215,7 @@ export class Policy {
 
   /** Step 2 of the pipeline: decide, and ask the approver when the rules say so. */
   async authorize(req: AuthorizeRequest): Promise<Authorization> {
-    const decision = await this.decide(req.toolId, req.args, req.env, req.sessionID);
+    const decision = await this.decide(req.toolId, req.args, req.env, req.sessionID, req.approvals);
     if (decision.action === 'allow') return { allowed: true, decision };
     if (decision.action === 'deny') return { allowed: false, message: refusalMessage(decision), decision };
     const hash = argsHash(req.toolId, 'hashArgs' in req ? req.hashArgs : req.args);
@@ -241,7 +254,7 @@ export class Policy {
     }
     const { reply, message } =
       typeof answer === 'string' ? { reply: answer, message: undefined } : (answer ?? { reply: undefined });
-    if (reply === 'always') this.allowForSession(req.sessionID, decision);
+    if (reply === 'always') await this.allowForSession(req.sessionID, decision, req.approvals);
     if (reply === 'once' || reply === 'always') return { allowed: true, decision };
     if (reply === 'reject') return { allowed: false, decision, message: refusalMessage(decision, 'rejected', message) };
     return {
