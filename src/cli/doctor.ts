@@ -74,7 +74,7 @@ async function onPath(name: string): Promise<string | undefined> {
 
 const n = (v: number) => v.toLocaleString('en-US');
 
-async function doctor({ registry, initCtx, grant }: Setup, values: Values): Promise<number> {
+async function doctor({ registry, initCtx, grant, store }: Setup, values: Values): Promise<number> {
   const max = parseMax(values['max-description-chars']);
   const fit = max === undefined ? {} : { maxDescriptionChars: max };
   const plain = await registry.tools({ enabledPermissions: grant, initCtx, ...fit });
@@ -117,14 +117,20 @@ async function doctor({ registry, initCtx, grant }: Setup, values: Values): Prom
     );
   }
   const rg = await onPath('rg');
-  const bwrap = await onPath('bwrap');
-  const store = process.env.TOOLBELT_STORE_URL;
+  // The real probes: the registry's sandbox starts bubblewrap once; the store answers one read.
+  const sandbox = await registry.sandboxStatus(initCtx);
+  const reached = store
+    ? await Promise.resolve(store.get(['doctor'], 'probe')).then(
+        () => 'answers',
+        (err: Error) => `does not answer: ${err.message}`,
+      )
+    : undefined;
   out.push(
     '',
     'Environment:',
     `  ripgrep          ${rg ? `${rg} (grep and glob use it)` : 'not found: grep uses its JavaScript fallback (install ripgrep)'}`,
-    `  OS sandbox       ${bwrap ? `bubblewrap at ${bwrap} (found on PATH; not started)` : 'bubblewrap not found: commands run without an OS sandbox'}`,
-    `  store            ${store ? `TOOLBELT_STORE_URL is set (not connected)` : 'in-process (state lives as long as the process)'}`,
+    `  OS sandbox       ${sandbox.enabled ? `bubblewrap at ${sandbox.enginePath ?? 'bwrap'}: commands run contained (mode ${sandbox.mode})` : sandbox.reason}`,
+    `  store            ${store ? `${store.label} ${reached}` : 'in-process (state lives as long as the process; --store URL to share it)'}`,
     '',
     refused
       ? `${refused} refusal${refused > 1 ? 's' : ''}: fix the tools above before running an agent on those APIs.`
