@@ -11,7 +11,11 @@ export { ABORT_GRACE_MS } from './pipeline/call.js';
 export { STALE_TEMP_MIN_AGE_MS, STALE_TEMP_MAX_AGE_MS } from './atomic-write.js';
 export { SESSION_ID_PATTERN, MAX_SESSION_FILES } from './cli/session.js';
 export { DEFAULT_MCP_HOST, MCP_HTTP_PATH, MCP_RESULT_META_CAPABILITY } from './mcp/server.js';
-export { MAX_MCP_HTTP_SESSIONS } from './mcp/http-server.js';
+export {
+  MAX_MCP_HTTP_SESSIONS,
+  MAX_MCP_HTTP_SESSIONS_PER_CLIENT,
+  MCP_HTTP_SESSION_IDLE_MS,
+} from './mcp/http-server.js';
 export { DEFAULT_MCP_TOOL_TIMEOUT_MS } from './mcp/import.js';
 export { MCP_STDERR_TAIL_CHARS } from './mcp/connection.js';
 export { MCP_CONNECT_TIMEOUT_MS } from './mcp/transport.js';
