@@ -4,7 +4,7 @@
  * `secrets/**` stops `rm`, `tee`, `sed -i`, `dd of=`, ... — while a pattern word, a command that
  * reads no file, or an unrelated file passes.
  */
-import { describe, it, expect } from '@jest/globals';
+import { describe, afterAll, it, expect } from '@jest/globals';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +13,7 @@ import { createRegistry, registerBuiltinTools } from '../src/index.js';
 import { callTool } from './tool-call.js';
 
 const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'policy-bash-files-')));
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 const env = { workspaceRoot: root, toolFacts: () => ({ permissions: ['execute' as const] }) };
 const policy = createPolicy({
   default: 'allow',
@@ -146,7 +147,11 @@ describe('bash file arguments and redirections are judged by path rules', () => 
   it('asks when a file argument is only known at run time and a rule could match it', async () => {
     for (const c of ['cat $F', 'cat "$HOME/x"', 'cat .en*', 'head $(ls -a | grep env)', 'cd sub && cat x'])
       expect([c, await action(c)]).toEqual([c, 'ask']);
-    const noPathRules = createPolicy({ default: 'allow', rules: [{ tool: 'bash', pattern: 'rm *', action: 'deny' }] });
+    const noPathRules = createPolicy({
+      default: 'allow',
+      extends: false,
+      rules: [{ tool: 'bash', pattern: 'rm *', action: 'deny' }],
+    });
     expect((await noPathRules.decide('bash', { command: 'cat $F' }, env)).action).toBe('allow');
   });
 

@@ -1,4 +1,4 @@
-import { describe, it, expect, beforeAll } from '@jest/globals';
+import { describe, afterAll, it, expect, beforeAll } from '@jest/globals';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,6 +6,7 @@ import { createPolicy, type Policy } from '../src/policy/index.js';
 import { ALLOWED_COMPOUNDS, BYPASS_ALLOWED, BYPASS_COMMANDS } from './fixtures/bash-bypass.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'policy-bypass-'));
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 const env = { workspaceRoot: root, toolFacts: () => ({ permissions: ['execute' as const] }) };
 let policy: Policy;
 
@@ -44,6 +45,8 @@ describe('bash bypass suite: an allow rule for the first command never lets the 
   it('names the command that was not allowed', async () => {
     const d = await policy.decide('bash', { command: 'ls && r""m -rf build' }, env);
     expect(d.action).toBe('ask');
-    expect(d.reason).toBe(`ask bash command "rm -rf build": the policy's default ("ask"), since no rule matches.`);
+    expect(d.reason).toBe(
+      `ask bash command "rm -rf build": default rule #18 {"tool":"bash","danger":"dangerous","action":"ask","reason":"the command is dangerous"} (the command is dangerous).`,
+    );
   });
 });

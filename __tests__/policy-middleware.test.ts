@@ -1,4 +1,4 @@
-import { describe, it, expect } from '@jest/globals';
+import { describe, afterAll, it, expect } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -15,6 +15,7 @@ import { ensureDist, ROOT } from './dist.js';
 
 const run = promisify(execFile);
 const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'policy-mw-')));
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 const initCtx = { workspaceRoot: root };
 const ASK_MD: PolicyRule[] = [{ tool: 'note', pattern: '*.md', action: 'ask' }];
 
@@ -213,5 +214,7 @@ describe('policyMiddleware in a createAgent loop with a checkpointer', () => {
       expect.objectContaining({ id: 'call-1', status: 'success' }),
     ]);
     expect(fs.existsSync(path.join(ws, 'build'))).toBe(false);
+    fs.rmSync(ws, { recursive: true, force: true });
+    fs.rmSync(file, { force: true });
   }, 120_000);
 });
