@@ -6,6 +6,7 @@ import { MAX_LINE_LENGTH, GREP_LINE_CUT_MARKER } from '../src/tools/grep/results
 import { findExecutable } from '../src/files.js';
 import { compilePattern } from '../src/tools/grep/pattern.js';
 import { AUTOMATON_LONG_LINE_BYTES } from '../src/tools/grep/long-line.js';
+import { FIRST_READ_BYTES } from '../src/tools/grep/js.js';
 import { tempDir, makeCtx } from './helpers.js';
 import { createRegistry } from '../src/registry.js';
 import { ReadTool } from '../src/tools/files/read.js';
@@ -355,6 +356,44 @@ describe('grep: patterns', () => {
     await put('esc/e.txt', 'url http://x/y-z\n');
     const res = await both({ pattern: 'http\\:\\/\\/x\\/y\\-z', path: 'esc' });
     expect(res.metadata.matches).toBe(1);
+  });
+
+  it('literal patterns (matched as bytes first) print what rg prints: multi-byte text, invalid UTF-8, escapes, several hits per line, context, block and first-read edges', async () => {
+    const bad = Buffer.from([0xe2, 0xff, 0xc3]);
+    await put('lit/utf.txt', 'café needle\nnothing\n€uro needle € needle\n😀needle😀\n');
+    await put(
+      'lit/bad.bin.txt',
+      Buffer.concat([Buffer.from('x'), bad, Buffer.from('needle y\nplain\n'), bad, Buffer.from('\n')]),
+    );
+    await put('lit/esc.txt', 'a.b needle\naxb\nsee a.b\n');
+    await put('lit/end.txt', 'needle at the end without newline');
+    const filler = (n: number) => Buffer.alloc(n, 'f\n');
+    // Around the first read (FIRST_READ_BYTES): a file that fits, one at the edge, one past it.
+    await put('lit/edge-under.txt', Buffer.concat([filler(FIRST_READ_BYTES - 8), Buffer.from('needle\n')]));
+    await put('lit/edge-at.txt', Buffer.concat([filler(FIRST_READ_BYTES - 7), Buffer.from('needle\n')]));
+    await put('lit/edge-past.txt', Buffer.concat([filler(FIRST_READ_BYTES - 6), Buffer.from('needle\n')]));
+    for (const [pattern, extra] of [
+      ['needle', {}],
+      ['café|€uro', {}],
+      ['😀needle', {}],
+      ['a\\.b', {}],
+      ['NEEDLE', { caseInsensitive: true }],
+      ['needle|nothing', { context: 1 }],
+      ['plain', { before: 1 }],
+    ] as const) {
+      const res = await both({ pattern, path: 'lit', ...extra });
+      expect([pattern, res.metadata.matches > 0]).toEqual([pattern, true]);
+    }
+    expect((await both({ pattern: 'a\\.b', path: 'lit/esc.txt' })).metadata.matches).toBe(2);
+    expect((await both({ pattern: 'needle', path: 'lit' })).metadata.files).toBe(7);
+    // Small blocks: the byte test runs per block, context carried across.
+    const whole = await grep('js', { pattern: 'needle|nothing', path: 'lit/utf.txt', context: 1 });
+    const small = await grep(
+      'js',
+      { pattern: 'needle|nothing', path: 'lit/utf.txt', context: 1 },
+      { grepBlockBytes: 8 },
+    );
+    expect(small.output).toBe(whole.output);
   });
 
   it('"." matches a lone \\r inside a line, as in ripgrep', async () => {

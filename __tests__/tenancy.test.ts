@@ -4,11 +4,15 @@
  * that made it (0700, never a followed symlink, files 0600), so no one can widen what read may read.
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { lstat, mkdir, readFile, symlink, utimes, writeFile } from 'node:fs/promises';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chown, lstat, mkdir, readFile, readdir, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { Tool, createRegistry, registerBuiltinTools, type ToolRegistryImpl } from '../src/index.js';
-import { tempDir } from './helpers.js';
+import { tempDir, until } from './helpers.js';
+import { ROOT, ensureDist } from './dist.js';
 
 let base: { dir: string; cleanup: () => Promise<void> };
 let ws: string;
@@ -165,5 +169,124 @@ describe('the tool-output directory is private', () => {
     await writeFile(fileInPlace, '');
     const r2 = world({ truncate: { outputDir: fileInPlace } });
     expect((await r2.execute('big', { marker: 'x' }, {})).result.output).toMatch(/is not a directory/);
+  });
+});
+
+describe('private output directories live as long as their registry', () => {
+  it('dispose() removes the directory with its saved outputs; a host-chosen outputDir is kept', async () => {
+    const r = world();
+    const cut = await r.execute('big', { marker: 'm' }, {});
+    const dir = path.dirname(cut.result.metadata.outputPath as string);
+    expect(dir).toBe(r.tenant.outputs.dir);
+    expect(existsSync(dir)).toBe(true);
+    await r.dispose();
+    expect(existsSync(dir)).toBe(false);
+
+    const chosen = path.join(base.dir, 'chosen-out');
+    await mkdir(chosen, { mode: 0o700 });
+    const host = world({ truncate: { outputDir: chosen } });
+    const kept = (await host.execute('big', { marker: 'k' }, {})).result.metadata.outputPath as string;
+    await host.dispose();
+    expect(await readdir(chosen)).toEqual([path.basename(kept)]);
+  });
+
+  describe('across processes (children import dist/)', () => {
+    const fixture = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'output-dir-owner.mjs');
+    let outBase: { dir: string; cleanup: () => Promise<void> };
+    const children: ChildProcessWithoutNullStreams[] = [];
+    beforeAll(async () => {
+      await ensureDist();
+      outBase = await tempDir('outputs-base-');
+    }, 180_000);
+    afterAll(async () => {
+      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      await outBase.cleanup();
+    });
+
+    /** Starts the fixture in `mode`; `line(prefix)` resolves with the first stdout line starting with it. */
+    function child(mode: string) {
+      const proc = spawn(process.execPath, [fixture, path.join(ROOT, 'dist'), mode], {
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TOOLBELT_OUTPUT_DIR: outBase.dir },
+      });
+      children.push(proc);
+      let out = '';
+      let err = '';
+      proc.stderr.on('data', (d) => (err += d));
+      const exited = new Promise<number | NodeJS.Signals | null>((resolve) =>
+        proc.on('exit', (code, signal) => resolve(signal ?? code)),
+      );
+      proc.stdout.on('data', (d) => (out += d));
+      const line = async (prefix: string): Promise<string> => {
+        let found: string | undefined;
+        await until(
+          () => {
+            found = out.split('\n').find((l) => l.startsWith(prefix));
+            if (found === undefined && proc.exitCode !== null) throw new Error(`child exited: ${err}`);
+            return found !== undefined;
+          },
+          `"${prefix}" from the ${mode} child (stderr: ${err})`,
+          60_000,
+        );
+        return found!.slice(prefix.length);
+      };
+      return { proc, line, exited };
+    }
+
+    it('a process that exits normally leaves no directory', async () => {
+      const c = child('save-and-exit');
+      const dir = await c.line('dir ');
+      expect(path.dirname(dir)).toBe(outBase.dir);
+      expect(await c.exited).toBe(0);
+      expect(existsSync(dir)).toBe(false);
+    }, 60_000);
+
+    it("a SIGKILLed process's directory is swept by the next start; a live process's, another namespace's, a link and a file of our name are not", async () => {
+      const killed = child('save-and-wait');
+      const killedDir = await killed.line('dir ');
+      const live = child('save-and-wait');
+      const liveDir = await live.line('dir ');
+      killed.proc.kill('SIGKILL');
+      expect(await killed.exited).toBe('SIGKILL');
+      expect(existsSync(killedDir)).toBe(true);
+      // Look-alikes named as if a dead process (the killed child's pid) had made them.
+      const [, uid, deadPid, ns] = /^agent-toolbelt-(\d+)-(\d+)-(\d+)-[0-9a-f]{16}$/.exec(path.basename(killedDir))!;
+      const named = (nsId: string, hex: string) =>
+        path.join(outBase.dir, `agent-toolbelt-${uid}-${deadPid}-${nsId}-${hex}`);
+      const { dir: decoy, cleanup: decoyCleanup } = await tempDir('outputs-decoy-');
+      try {
+        await writeFile(path.join(decoy, 'keep.txt'), 'keep');
+        const link = named(ns, 'a'.repeat(16));
+        await symlink(decoy, link);
+        const file = named(ns, 'b'.repeat(16));
+        await writeFile(file, 'not a directory');
+        const otherNs = named(String(Number(ns) + 1), 'c'.repeat(16));
+        await mkdir(otherNs, { mode: 0o700 });
+        const othersDir = named(ns, 'd'.repeat(16));
+        const asRoot = process.getuid?.() === 0;
+        if (asRoot) {
+          await mkdir(othersDir, { mode: 0o700 });
+          await chown(othersDir, 65534, 65534);
+        }
+
+        const next = child('start');
+        await next.line('started');
+        await until(() => !existsSync(killedDir), "the next start to sweep the killed process's directory", 30_000);
+        next.proc.stdin.write('finish\n');
+        expect(await next.line('removed ')).toBe('1');
+        expect(await next.exited).toBe(0);
+
+        expect(existsSync(liveDir)).toBe(true);
+        expect((await lstat(link)).isSymbolicLink()).toBe(true);
+        expect(await readdir(decoy)).toEqual(['keep.txt']);
+        expect(await readFile(file, 'utf8')).toBe('not a directory');
+        expect(existsSync(otherNs)).toBe(true);
+        if (asRoot) expect(existsSync(othersDir)).toBe(true);
+      } finally {
+        await decoyCleanup();
+      }
+      live.proc.stdin.end();
+      expect(await live.exited).toBe(0);
+      expect(existsSync(liveDir)).toBe(false);
+    }, 120_000);
   });
 });

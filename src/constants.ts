@@ -13,7 +13,11 @@ export { TRACER_NAME, MAX_SPAN_CONTENT_CHARS } from './telemetry.js';
 export { STALE_TEMP_MIN_AGE_MS, STALE_TEMP_MAX_AGE_MS } from './atomic-write.js';
 export { SESSION_ID_PATTERN, MAX_SESSION_FILES } from './cli/session.js';
 export { DEFAULT_MCP_HOST, MCP_HTTP_PATH, MCP_RESULT_META_CAPABILITY, MCP_SESSION_META_KEY } from './mcp/server.js';
-export { MAX_MCP_HTTP_SESSIONS } from './mcp/http-server.js';
+export {
+  MAX_MCP_HTTP_SESSIONS,
+  MAX_MCP_HTTP_SESSIONS_PER_CLIENT,
+  MCP_HTTP_SESSION_IDLE_MS,
+} from './mcp/http-server.js';
 export { DEFAULT_MCP_TOOL_TIMEOUT_MS } from './mcp/import.js';
 export { MCP_STDERR_TAIL_CHARS } from './mcp/connection.js';
 export { MCP_CONNECT_TIMEOUT_MS } from './mcp/transport.js';

@@ -198,7 +198,7 @@ export class ToolRegistryImpl {
   constructor(options: RegistryOptions = {}) {
     this.semaphore = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
     this.defaultTimeoutMs = validTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    this.tenant = new Tenant({
+    this.tenant = Tenant.forRegistry({
       outputDir: options.truncate?.outputDir,
       store: { store: options.store, namespace: options.namespace, label: options.storeLabel },
     });
@@ -565,13 +565,17 @@ export class ToolRegistryImpl {
 
   /**
    * Ends what the registry owns and would outlive it: background jobs are killed (whole process
-   * groups), tool sources (MCP connections) closed. Failures are collected, not thrown one by one.
+   * groups), tool sources (MCP connections) closed, then its private directory of saved outputs
+   * removed (a host-chosen `truncate.outputDir` is kept). Failures are collected, not thrown one by one.
    */
   async dispose(): Promise<void> {
     const work = [...this.disposers].map((fn) => Promise.resolve().then(fn));
     this.disposers.clear();
     work.push(...[...this.ownedSources].map((s) => s.close()));
-    const failed = (await Promise.allSettled(work)).filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    const settled = await Promise.allSettled(work);
+    // Last, once background jobs no longer write there: the private directory of saved outputs.
+    settled.push(...(await Promise.allSettled([this.tenant.outputs.remove()])));
+    const failed = settled.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed.length) {
       throw new Error(
         `dispose(): ${failed.length} part(s) failed: ${failed.map((f) => (f.reason instanceof Error ? f.reason.message : String(f.reason))).join('; ')}`,

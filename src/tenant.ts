@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Tool } from './tool.js';
 import { ReadTracker } from './read-tracker.js';
-import { OutputStore } from './output-store.js';
+import { OutputStore, sweepStaleOutputDirs } from './output-store.js';
 import type { StoreBinding } from './store/types.js';
 
 /** Options of a tenant. */
@@ -34,6 +34,15 @@ export class Tenant {
   constructor(options: TenantOptions = {}) {
     this.outputs = new OutputStore(options.outputDir);
     if (options.store?.store || options.store?.namespace) this.storeBinding = { ...options.store };
+  }
+
+  /**
+   * A registry's tenant: also starts, once per process, the sweep of private output directories
+   * killed processes left (the standalone tenant, made at import, does not).
+   */
+  static forRegistry(options: TenantOptions = {}): Tenant {
+    void sweepStaleOutputDirs();
+    return new Tenant(options);
   }
 
   /** A tool's own piece of tenant state under `key`, made by `make` on first use. */

@@ -2,6 +2,8 @@
  * Serving a registry over Streamable HTTP, with the MCP spec's security requirements: loopback by
  * default, `Host` and `Origin` validation against DNS rebinding (403), and bearer-token auth (401)
  * that is required off loopback. Stateful (one session per client, `Mcp-Session-Id`) or stateless.
+ * Sessions are bounded per client (its remote address) and in all; a new session only ever takes
+ * the place of an idle one, never of an active one (it is refused instead).
  * Must not decide what a connection lists or runs: that is server.ts' createMcpServer.
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
@@ -12,12 +14,25 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { ToolRegistryImpl } from '../registry.js';
 import { DEFAULT_MCP_HOST, MCP_HTTP_PATH, createMcpServer, type McpServing, type ServeMcpOptions } from './server.js';
 
-/** Open HTTP sessions one server keeps at most; the oldest is closed beyond this. */
+/** Open HTTP sessions one server keeps at most, all clients together. */
 export const MAX_MCP_HTTP_SESSIONS = 100;
+/** Open HTTP sessions one client (one remote IP address) may hold at once. */
+export const MAX_MCP_HTTP_SESSIONS_PER_CLIENT = 32;
+/**
+ * A session with no request in flight (an open GET stream counts as one) and none for this long
+ * is idle: it may be closed to make room for a new session. Active sessions are never closed for that.
+ */
+export const MCP_HTTP_SESSION_IDLE_MS = 10 * 60_000;
 
 interface Session {
   transport: StreamableHTTPServerTransport;
   server: Server;
+  /** Who opened it: the remote address (see clientOf). */
+  client: string;
+  /** When its last request started or ended (ms). */
+  lastActive: number;
+  /** Its requests still open (POSTs being answered, GET streams). */
+  inFlight: number;
 }
 
 /** Serves `registry` over Streamable HTTP; see `ServeMcpOptions` for `host`, `token`, `allowedOrigins`, `stateless`. */
@@ -36,7 +51,13 @@ export async function serveHttp(registry: ToolRegistryImpl, options: ServeMcpOpt
     );
   }
   const tokenDigest = options.token ? digest(options.token) : undefined;
+  const idleMs = options.sessionIdleMs ?? MCP_HTTP_SESSION_IDLE_MS;
+  if (typeof idleMs !== 'number' || !Number.isFinite(idleMs) || idleMs < 0)
+    throw new Error(`serveMcp: "sessionIdleMs" must be a number of milliseconds >= 0, got ${String(idleMs)}.`);
   const sessions = new Map<string, Session>();
+  /** Sessions being opened (an initialize POST in progress), per client: they hold a place. */
+  const opening = new Map<string, number>();
+  let openingTotal = 0;
   /** Set once listening: the Host and Origin values a loopback server accepts. */
   let own: { hosts: Set<string>; origins: Set<string> } | undefined;
   const extraOrigins = new Set(options.allowedOrigins ?? []);
@@ -93,28 +114,81 @@ export async function serveHttp(registry: ToolRegistryImpl, options: ServeMcpOpt
           404,
           `Unknown or expired MCP session ${JSON.stringify(sessionId)}. Initialize a new session.`,
         );
+      s.inFlight++;
+      s.lastActive = Date.now();
+      res.once('close', () => {
+        s.inFlight--;
+        s.lastActive = Date.now();
+      });
       return s.transport.handleRequest(req, res);
     }
     if (req.method !== 'POST') return jsonError(res, 400, 'No mcp-session-id header: start with an initialize POST.');
-    // A new session: its transport and server live until the client deletes it or we close.
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => {
-        sessions.set(id, { transport, server });
-        while (sessions.size > MAX_MCP_HTTP_SESSIONS) {
-          const [oldest, s] = sessions.entries().next().value as [string, Session];
-          sessions.delete(oldest);
-          void s.server.close().catch(() => undefined);
-        }
-      },
-    });
-    const server = createMcpServer(registry, { ...options, sessionID: `mcp-http-${randomUUID()}` });
-    transport.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
-    };
-    await server.connect(transport);
-    await transport.handleRequest(req, res);
-    if (!transport.sessionId) await server.close().catch(() => undefined); // it was not an initialize request
+    const client = clientOf(req);
+    const full = admit(client);
+    if (full) return jsonError(res, full[0], full[1], { 'retry-after': String(Math.max(1, Math.ceil(idleMs / 1000))) });
+    opening.set(client, (opening.get(client) ?? 0) + 1);
+    openingTotal++;
+    try {
+      // A new session: its transport and server live until the client deletes it, it is closed
+      // idle to make room, or we close.
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          sessions.set(id, { transport, server, client, lastActive: Date.now(), inFlight: 0 });
+        },
+      });
+      const server = createMcpServer(registry, { ...options, sessionID: `mcp-http-${randomUUID()}` });
+      transport.onclose = () => {
+        if (transport.sessionId) sessions.delete(transport.sessionId);
+      };
+      await server.connect(transport);
+      await transport.handleRequest(req, res);
+      if (!transport.sessionId) await server.close().catch(() => undefined); // it was not an initialize request
+    } finally {
+      const left = (opening.get(client) ?? 1) - 1;
+      if (left > 0) opening.set(client, left);
+      else opening.delete(client);
+      openingTotal--;
+    }
+  }
+
+  /**
+   * Whether `client` may open a new session: within its own bound and the server's, closing an
+   * idle session (its own first, for its own bound) to make room when needed. The refusal (status
+   * and sentence) when only active sessions could make room.
+   */
+  function admit(client: string): [number, string] | undefined {
+    const held = () => [...sessions.values()].filter((s) => s.client === client).length + (opening.get(client) ?? 0);
+    if (held() >= MAX_MCP_HTTP_SESSIONS_PER_CLIENT && !closeIdlest((s) => s.client === client)) {
+      return [
+        429,
+        `Client ${client} already holds ${MAX_MCP_HTTP_SESSIONS_PER_CLIENT} MCP sessions (MAX_MCP_HTTP_SESSIONS_PER_CLIENT), all active, so no new one is opened. ` +
+          'Close a session you no longer use (DELETE with its mcp-session-id) or reuse one, then initialize again.',
+      ];
+    }
+    if (sessions.size + openingTotal >= MAX_MCP_HTTP_SESSIONS && !closeIdlest(() => true)) {
+      return [
+        503,
+        `This server already holds ${MAX_MCP_HTTP_SESSIONS} MCP sessions (MAX_MCP_HTTP_SESSIONS), all active, and closes none of them to make room. ` +
+          `Retry when a session has been idle for ${Math.round(idleMs / 1000)} s or closed.`,
+      ];
+    }
+    return undefined;
+  }
+
+  /** Closes the least recently used idle session that `pick` accepts; false when there is none. */
+  function closeIdlest(pick: (s: Session) => boolean): boolean {
+    const now = Date.now();
+    let found: [string, Session] | undefined;
+    for (const entry of sessions) {
+      const s = entry[1];
+      if (!pick(s) || s.inFlight > 0 || now - s.lastActive < idleMs) continue;
+      if (!found || s.lastActive < found[1].lastActive) found = entry;
+    }
+    if (!found) return false;
+    sessions.delete(found[0]);
+    void found[1].server.close().catch(() => undefined);
+    return true;
   }
 
   /** Stateless: one server and transport per request, no session id; any replica can answer. */
@@ -162,6 +236,16 @@ export async function serveHttp(registry: ToolRegistryImpl, options: ServeMcpOpt
       resolveClosed();
     },
   };
+}
+
+/**
+ * Who a request comes from, for the per-client session bound: its remote IP address (an
+ * IPv4-mapped IPv6 address as plain IPv4). Not the token: every holder of the one token would be
+ * one client. On loopback every local process is the same client.
+ */
+function clientOf(req: http.IncomingMessage): string {
+  const address = req.socket.remoteAddress ?? 'unknown';
+  return address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
 }
 
 /** Whether `address` (an IP or `localhost`) is a loopback address. */

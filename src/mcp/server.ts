@@ -42,7 +42,15 @@ export interface McpServerOptions {
   sessionID?: string;
   /** Per-call timeout override (ms) applied to every call. */
   timeoutMs?: number;
+  /**
+   * This connection is one request of a stateless HTTP server: no later request can reach what a
+   * call leaves running, so a call that would start a background job is refused.
+   */
+  stateless?: boolean;
 }
+
+/** Arguments that start a job outliving the call (bash's `background`); refused on a stateless server. */
+const BACKGROUND_ARGUMENTS = ['background', 'run_in_background'] as const;
 
 /** Options of `serveMcp`. */
 export interface ServeMcpOptions extends Omit<McpServerOptions, 'sessionID'> {
@@ -67,6 +75,12 @@ export interface ServeMcpOptions extends Omit<McpServerOptions, 'sessionID'> {
    * tracker behind read-before-edit, todo lists) then see a new session on every call.
    */
   stateless?: boolean;
+  /**
+   * HTTP (stateful): how long (ms) a session with no request in flight must have been quiet before
+   * it may be closed to make room for a new session (default `MCP_HTTP_SESSION_IDLE_MS`, 10 min).
+   * Active sessions are never closed for that: a new session is refused instead.
+   */
+  sessionIdleMs?: number;
   /** stdio streams (default process.stdin / process.stdout). */
   stdin?: Readable;
   stdout?: Writable;
@@ -160,6 +174,18 @@ export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOp
     }
     const tool = await registry.initialized(name, initCtx, toolSet).catch(() => undefined);
     if (tool?.unavailable) return errorResult(tool.unavailable);
+    if (options.stateless && tool) {
+      const args = request.params.arguments ?? {};
+      const starts = BACKGROUND_ARGUMENTS.find((a) => args[a] === true);
+      const declared = starts && (inputSchemaOf(tool).properties as Record<string, unknown> | undefined);
+      if (starts && declared && starts in declared) {
+        return errorResult(
+          `${name} was not run: ${starts}: true starts a job that outlives this call, and this MCP server is stateless ` +
+            '(every request is a new session), so no later call could read its output or stop it. ' +
+            `Run it without ${starts} (it then runs until it ends or times out), or use a stateful server (toolbelt mcp without --stateless).`,
+        );
+      }
+    }
     const progressToken = extra._meta?.progressToken;
     let progress = 0;
     const final = await registry.execute(

@@ -21,6 +21,12 @@ const LONG_LINE_SHOWN_BYTES = MAX_LINE_LENGTH * 4 + 4;
 export const JS_BLOCK_BYTES = 8 * 1024 * 1024;
 /** The JS backend yields to the event loop this often (abort, progress). */
 const JS_SLICE_MS = 20;
+/**
+ * Files are first read into one reused buffer of this size: most fit, and then cost no `fstat`
+ * (the modification time is looked up only for files with matches) and no new buffer.
+ */
+export const FIRST_READ_BYTES = 256 * 1024;
+let firstRead: Buffer | undefined;
 
 /** Searches `o.target` with the JS engine, feeding `o.collector`; stops early when the call aborts. */
 export async function searchWithJs(o: SearchOptions): Promise<void> {
@@ -88,7 +94,7 @@ async function searchFile(
   abs: string,
   o: SearchOptions,
   pause: () => Promise<boolean>,
-): Promise<{ acc: FileAccumulator; mtime: number } | null> {
+): Promise<{ acc: FileAccumulator; mtime?: number } | null> {
   const blockBytes = o.compiled.automaton ? Math.min(o.blockBytes, AUTOMATON_BLOCK_BYTES) : o.blockBytes;
   let fd: number;
   try {
@@ -97,8 +103,20 @@ async function searchFile(
     return null;
   }
   try {
-    const st = fstatSync(fd);
     const scanner = new LineScanner(o.compiled, o.before, o.after, o.collector.newFile());
+    // A file that fits the first read (and the block size) is searched from the reused buffer,
+    // synchronously (nothing else uses the buffer meanwhile). A positional read: the file offset
+    // stays at 0 for the paths below.
+    firstRead ??= Buffer.allocUnsafe(FIRST_READ_BYTES);
+    const want = Math.min(FIRST_READ_BYTES, blockBytes + 1);
+    const got = readSync(fd, firstRead, 0, want, 0);
+    if (got < want) {
+      const buf = firstRead.subarray(0, got);
+      if (buf.indexOf(0) !== -1) return null;
+      scanner.block(buf, true);
+      return { acc: scanner.acc };
+    }
+    const st = fstatSync(fd);
     if (st.size <= blockBytes) {
       const buf = readFileSync(fd);
       if (buf.indexOf(0) !== -1) return null;
@@ -196,6 +214,7 @@ class LineScanner {
   block(buf: Buffer, last: boolean, hit?: boolean): void {
     if (buf.length === 0) return;
     const pendingAfter = this.afterUntil >= this.nextLine;
+    if (hit === undefined && !pendingAfter && this.re.literals && !containsAny(buf, this.re.literals)) hit = false;
     if (hit === false && !pendingAfter) {
       if (!last) this.skip(buf, this.before ? buf.toString('utf8') : '');
       return;
@@ -240,6 +259,12 @@ class LineScanner {
     this.nextLine += count;
     if (this.before) this.tail = lastLines(text, this.before);
   }
+}
+
+/** Whether `buf` contains any of `needles` (a native byte search each, nothing decoded). */
+function containsAny(buf: Buffer, needles: readonly Buffer[]): boolean {
+  for (const n of needles) if (buf.includes(n)) return true;
+  return false;
 }
 
 /** The last `n` lines of a block that ends with `\n`. */

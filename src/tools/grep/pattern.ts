@@ -21,12 +21,22 @@ export interface CompiledPattern {
   /** True when the JS backend matches with re2js (linear time, slower per byte than V8). */
   automaton: boolean;
   /**
+   * For a case-sensitive literal or alternation of literals: each branch's UTF-8 bytes. A block
+   * containing none of them cannot match, which the JS backend learns without decoding it (a
+   * byte search; valid UTF-8 never decodes around a whole character's bytes, and a pattern with
+   * U+FFFD, which invalid bytes decode to, gets none).
+   */
+  literals?: readonly Buffer[];
+  /**
    * Marks the lines of a block that match (`lines` is the block split at `\n`), in time linear in
    * the block: each match found in the block is confirmed on its own line, then the search goes on
    * from the next line.
    */
   matchLines(text: string, lines: string[]): Uint8Array;
 }
+
+/** U+FFFD in UTF-8: what undecodable bytes become in the text a regex sees. */
+const REPLACEMENT_CHARACTER = Buffer.from('\uFFFD', 'utf8');
 
 /** The regex metacharacters: a pattern without them (once unescaped) is a plain literal. */
 const META = /[\\^$.*+?()[\]{}|]/;
@@ -39,18 +49,41 @@ const META = /[\\^$.*+?()[\]{}|]/;
 function makeMatchers(
   source: string,
   caseInsensitive: boolean,
-): Pick<CompiledPattern, 'line' | 'block' | 'matchLines' | 'automaton'> {
+): Pick<CompiledPattern, 'line' | 'block' | 'matchLines' | 'automaton' | 'literals'> {
   // Plain literals, or a top-level alternation of them (`readFileSync|createRequire`): no
   // quantifier or group, so V8 cannot backtrack badly; everything else goes to re2js.
   const branches = source.split(/(?<!\\)\|/);
   const plain = branches.every((b) => !META.test(b.replace(/\\[^a-zA-Z0-9]/g, '')) && !/\\[a-zA-Z0-9]/.test(b));
   if (plain && branches.every((b) => b !== '')) {
     const re = new RegExp(source, `u${caseInsensitive ? 'i' : ''}`);
+    const global = new RegExp(source, `gu${caseInsensitive ? 'i' : ''}`);
+    const literals = branches.map((b) => Buffer.from(b.replace(/\\([^a-zA-Z0-9])/g, '$1'), 'utf8'));
+    const bytesExact = !caseInsensitive && literals.every((l) => !l.includes(REPLACEMENT_CHARACTER));
     return {
       line: re,
       block: re,
       automaton: false,
-      matchLines: (_text, lines) => Uint8Array.from(lines, (l) => (re.test(l) ? 1 : 0)),
+      ...(bytesExact ? { literals } : {}),
+      matchLines(text, lines) {
+        // One pass over the block: a literal never spans a line break, so each match marks its
+        // line and the search goes on from the next one (no per-line test of lines without one).
+        const hits = new Uint8Array(lines.length);
+        global.lastIndex = 0;
+        let lineIdx = 0;
+        let lineStart = 0;
+        for (let m = global.exec(text); m !== null; m = global.exec(text)) {
+          while (lineIdx < lines.length - 1 && lineStart + lines[lineIdx].length < m.index) {
+            lineStart += lines[lineIdx].length + 1;
+            lineIdx++;
+          }
+          hits[lineIdx] = 1;
+          lineStart += lines[lineIdx].length + 1;
+          lineIdx++;
+          if (lineIdx >= lines.length) break;
+          global.lastIndex = lineStart;
+        }
+        return hits;
+      },
     };
   }
   const flags = caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0;
