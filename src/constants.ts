@@ -117,7 +117,8 @@ export { POLICY_FILE_NAME } from './policy/policy.js';
 export { POLICY_TREE_MAX_ENTRIES } from './policy/checks.js';
 export { ALL_PERMISSIONS } from './permissions.js';
 export { MAX_REF_DEPTH } from './schema/portable.js';
-export { MAX_IGNORE_FILE_BYTES, MAX_BRACE_EXPANSIONS } from './tools/files/search-common.js';
+export { MAX_IGNORE_FILE_BYTES } from './tools/files/search-common.js';
+export { MAX_BRACE_EXPANSIONS } from './braces.js';
 export {
   MAX_CONVERT_MS,
   MAX_HTML_DEPTH,

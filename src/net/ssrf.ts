@@ -11,6 +11,7 @@
  * Must not know about tools: any code that connects out asks it, and nothing else decides reachability.
  * Over 400 lines: address policy and the guarded connection must be read together to audit.
  */
+import { normaliseHost } from '../host.js';
 import http from 'node:http';
 import https from 'node:https';
 import dns from 'node:dns';
@@ -296,13 +297,7 @@ function embeddedIPv4(v6: ipaddr.IPv6): { ip: ipaddr.IPv4; form: string } | unde
   return undefined;
 }
 
-/** Normalises a URL host: lower case, no brackets, no trailing dot. */
-export function normaliseHost(host: string): string {
-  let h = host.trim().toLowerCase();
-  if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);
-  while (h.endsWith('.')) h = h.slice(0, -1);
-  return h;
-}
+export { normaliseHost } from '../host.js';
 
 /**
  * Checks a host before any DNS query: a literal IP is checked as an address; a name is refused when

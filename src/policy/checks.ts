@@ -10,7 +10,7 @@ import os from 'node:os';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { normaliseHost } from '../net/ssrf.js';
+import { normaliseHost } from '../host.js';
 import type { Dirent } from 'node:fs';
 import { realpathAllowingMissing } from '../workspace.js';
 import type { ToolPermission } from '../permissions.js';

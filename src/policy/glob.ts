@@ -5,7 +5,7 @@
  * in ` *` also matches the command without arguments (`git status *` matches `git status`).
  * Must not know rules or checks: evaluate.ts decides which pattern applies to which subject.
  */
-import { expandBraces } from '../tools/files/search-common.js';
+import { expandBraces } from '../braces.js';
 
 const cache = new Map<string, RegExp>();
 /** Compiled patterns kept; the cache is cleared past this (policies have a handful of patterns). */
