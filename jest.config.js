@@ -1,6 +1,7 @@
 /** Jest 30 in native ESM mode (run with --experimental-vm-modules); TypeScript via @swc/jest. */
 export default {
-  testEnvironment: 'node',
+  // Node's, with a temp dir per suite checked empty at its end (__tests__/environment.mjs).
+  testEnvironment: '<rootDir>/__tests__/environment.mjs',
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
     '^.+\\.ts$': [

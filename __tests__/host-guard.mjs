@@ -31,7 +31,7 @@ function entries(dir) {
 }
 
 /** Every path under `dir` (depth-first, directories before their contents), for the failure message. */
-function walk(dir, out = []) {
+export function walk(dir, out = []) {
   for (const name of entries(dir).sort()) {
     const p = path.join(dir, name);
     out.push(p);
@@ -47,7 +47,7 @@ function walk(dir, out = []) {
 }
 
 /** Removes `dir`, first giving back read/write/search on directories a test may have locked (chmod 000). */
-function removeAll(dir) {
+export function removeAll(dir) {
   try {
     rmSync(dir, { recursive: true, force: true });
     return;

@@ -4,7 +4,7 @@
  * `secrets/**` stops `rm`, `tee`, `sed -i`, `dd of=`, ... — while a pattern word, a command that
  * reads no file, or an unrelated file passes.
  */
-import { describe, it, expect } from '@jest/globals';
+import { describe, it, expect, afterAll } from '@jest/globals';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +13,7 @@ import { createRegistry, registerBuiltinTools } from '../src/index.js';
 import { callTool } from './tool-call.js';
 
 const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'policy-bash-files-')));
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 const env = { workspaceRoot: root, toolFacts: () => ({ permissions: ['execute' as const] }) };
 const policy = createPolicy({
   default: 'allow',

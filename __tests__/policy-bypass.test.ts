@@ -1,4 +1,4 @@
-import { describe, it, expect, beforeAll } from '@jest/globals';
+import { describe, it, expect, afterAll, beforeAll } from '@jest/globals';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,6 +6,7 @@ import { createPolicy, type Policy } from '../src/policy/index.js';
 import { ALLOWED_COMPOUNDS, BYPASS_ALLOWED, BYPASS_COMMANDS } from './fixtures/bash-bypass.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'policy-bypass-'));
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 const env = { workspaceRoot: root, toolFacts: () => ({ permissions: ['execute' as const] }) };
 let policy: Policy;
 

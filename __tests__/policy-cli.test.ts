@@ -1,4 +1,4 @@
-import { describe, it, expect, beforeAll, jest } from '@jest/globals';
+import { describe, it, expect, afterAll, beforeAll, jest } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -6,6 +6,7 @@ import path from 'node:path';
 import { ensureDist, CLI } from './dist.js';
 
 const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'policy-cli-')));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 function toolbelt(args: string[], cwd = dir): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -70,6 +71,7 @@ describe('toolbelt policy', () => {
     );
     const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'policy-cli-empty-'));
     const def = await toolbelt(['policy', 'explain', 'read', '{"filePath":".env"}'], empty);
+    fs.rmSync(empty, { recursive: true, force: true });
     expect(def.stdout.split('\n')[0]).toMatch(
       /^ASK {2}ask read of \.env: rule #1 \{"permission":"read","pattern":"\.env\*","action":"ask"/,
     );

@@ -1,4 +1,4 @@
-import { describe, it, expect } from '@jest/globals';
+import { describe, it, expect, afterAll } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -15,6 +15,7 @@ import { ensureDist, ROOT } from './dist.js';
 
 const run = promisify(execFile);
 const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'policy-mw-')));
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 const initCtx = { workspaceRoot: root };
 const ASK_MD: PolicyRule[] = [{ tool: 'note', pattern: '*.md', action: 'ask' }];
 
@@ -179,7 +180,8 @@ describe('policyMiddleware in a createAgent loop with a checkpointer', () => {
 
   it('resumes in a fresh process from a persisted checkpoint', async () => {
     await ensureDist();
-    const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'policy-mw-proc-'));
+    // Under root, so root's afterAll removes the workspace and the checkpoint file beside it.
+    const ws = fs.mkdtempSync(path.join(root, 'policy-mw-proc-'));
     fs.mkdirSync(path.join(ws, 'build'));
     const file = path.join(ws, '..', `${path.basename(ws)}.checkpoint.json`);
     const script = path.join(ROOT, '__tests__', 'fixtures', 'policy-agent.mjs');

@@ -1,4 +1,4 @@
-import { describe, it, expect } from '@jest/globals';
+import { describe, it, expect, afterAll } from '@jest/globals';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +10,7 @@ import { Tool, createRegistry, createPolicy, registerBuiltinTools, type Permissi
 import { createMcpServer } from '../src/mcp/server.js';
 
 const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'policy-pipeline-')));
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 const initCtx = { workspaceRoot: root };
 
 function counterTool() {

@@ -1,4 +1,4 @@
-import { describe, it, expect } from '@jest/globals';
+import { describe, it, expect, afterAll } from '@jest/globals';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import {
 } from '../src/policy/index.js';
 
 const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'policy-')));
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 fs.mkdirSync(path.join(root, 'a'));
 fs.writeFileSync(path.join(root, '.env'), 'SECRET=1');
 fs.symlinkSync(path.join(root, '.env'), path.join(root, 'innocent.txt'));

@@ -4,7 +4,7 @@
  * that made it (0700, never a followed symlink, files 0600), so no one can widen what read may read.
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { lstat, mkdir, readFile, symlink, utimes, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, symlink, unlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { Tool, createRegistry, registerBuiltinTools, type ToolRegistryImpl } from '../src/index.js';
@@ -140,17 +140,21 @@ describe('the tool-output directory is private', () => {
   it('a symlink planted where the directory will be is never followed: nothing saved there, nothing readable through it', async () => {
     const init = { workspaceRoot: ws };
     const r = world();
-    // The attacker wins the race to the (private, random) name and points it at /.
+    // The attacker wins the race to the (private, random) name and points it at / (removed after).
     await symlink('/', r.tenant.outputs.dir);
-    const viaLink = await r.execute('read', { filePath: path.join(r.tenant.outputs.dir, 'etc', 'passwd') }, {}, init);
-    expect(viaLink.success).toBe(false);
-    expect(viaLink.error).toMatch(/outside the workspace/);
-    const cut = await r.execute('big', { marker: 'x' }, {}, init);
-    expect(cut.result.metadata.outputPath).toBeUndefined();
-    expect(cut.result.output).toMatch(/could not be saved: The tool-output directory .* is a symbolic link/);
-    const bash = await r.execute('bash', { command: 'seq 1 20000', description: 'many lines' }, {}, init);
-    expect(bash.result.metadata.outputPath).toBeUndefined();
-    expect(bash.result.output).toMatch(/could not be saved \(The tool-output directory .* is a symbolic link/);
+    try {
+      const viaLink = await r.execute('read', { filePath: path.join(r.tenant.outputs.dir, 'etc', 'passwd') }, {}, init);
+      expect(viaLink.success).toBe(false);
+      expect(viaLink.error).toMatch(/outside the workspace/);
+      const cut = await r.execute('big', { marker: 'x' }, {}, init);
+      expect(cut.result.metadata.outputPath).toBeUndefined();
+      expect(cut.result.output).toMatch(/could not be saved: The tool-output directory .* is a symbolic link/);
+      const bash = await r.execute('bash', { command: 'seq 1 20000', description: 'many lines' }, {}, init);
+      expect(bash.result.metadata.outputPath).toBeUndefined();
+      expect(bash.result.output).toMatch(/could not be saved \(The tool-output directory .* is a symbolic link/);
+    } finally {
+      await unlink(r.tenant.outputs.dir);
+    }
   });
 
   it('a directory someone else made open (or a file) in its place is refused', async () => {
