@@ -1,17 +1,17 @@
 /**
  * The suites' jest environment: Node's, plus a temp dir of the suite's own. Before the suite loads,
  * TMPDIR (in the worker's real environment, which os.tmpdir() and every child process read) points
- * at `<run temp dir>/<suite>-XXXXXX`; after the suite, anything left there fails the suite, named
- * path by path, and the dir is removed. The package's own tool-output directories
+ * at `<run temp dir>/<suite>-XXXXXX`; after the suite, anything left there is named path by path
+ * (on stderr, and in a report the run's global teardown fails the run with), and the dir is removed. The package's own tool-output directories
  * (`agent-toolbelt-<uid>-<16 hex>`, kept for the model to read back) and the CLI's session store
  * (`agent-toolbelt-<uid>`) are the host's to remove: here the test run is the host, so they go first.
  * Must not touch anything outside the suite's dir.
  */
 import NodeEnvironment from 'jest-environment-node';
-import { chmodSync, lstatSync, mkdtempSync, readdirSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { removeAll, walk } from './host-guard.mjs';
+import { REPORTS_DIR, removeAll, walk } from './host-guard.mjs';
 
 /** What the package leaves in the temp dir by design (saved outputs, CLI sessions), as the host removes it. */
 function packageOwned(name) {
@@ -43,10 +43,21 @@ export default class GuardedEnvironment extends NodeEnvironment {
     }
     const leftovers = walk(dir);
     removeAll(dir);
-    if (leftovers.length)
+    if (!leftovers.length) return;
+    const listed = leftovers.map((p) => `  ${path.relative(dir, p)}`).join('\n');
+    process.stderr.write(
+      `host guard: ${rel} left ${leftovers.length} path(s) in its temp dir (now removed):\n${listed}\n`,
+    );
+    // The run's global teardown fails the run naming them: throwing here would replace the suite's
+    // own results (a timed-out test, say) with this message.
+    const reports = path.join(path.dirname(dir), REPORTS_DIR);
+    if (!existsSync(reports))
       throw new Error(
-        `${rel} left ${leftovers.length} path(s) in its temp dir (TMPDIR=${dir}, now removed); remove them in afterAll/afterEach (tempDir() from __tests__/helpers.ts gives a cleanup):\n` +
-          leftovers.map((p) => `  ${path.relative(dir, p)}`).join('\n'),
+        `${rel} left ${leftovers.length} path(s) in its temp dir (TMPDIR=${dir}, now removed):\n${listed}`,
       );
+    writeFileSync(
+      path.join(reports, `${path.basename(dir)}.json`),
+      JSON.stringify({ suite: rel, leftovers: leftovers.map((p) => path.relative(dir, p)) }),
+    );
   }
 }

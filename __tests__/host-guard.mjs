@@ -4,19 +4,22 @@
  *   process environment, which the workers and every child process they start inherit;
  * - setup gives the run a private temp dir (TMPDIR=<os temp>/toolbelt-test-run-XXXXXX), so what a
  *   suite creates there is the run's and nobody else's;
- * - teardown fails the run, listing the paths, when anything is left in that private dir; it
- *   removes the dir either way. Entries that appeared in the OS temp dir itself during the run
+ * - teardown fails the run, listing the paths, when anything is left in that private dir or a
+ *   suite reported paths left in its own dir inside it (environment.mjs); it removes the dir
+ *   either way. Entries that appeared in the OS temp dir itself during the run
  *   (a child started without TMPDIR) are listed too; they fail the run only when
  *   TOOLBELT_TEST_TMP_STRICT=1 (CI: the machine is ours), since other processes share /tmp.
  * Must not remove anything outside the private dir.
  */
-import { chmodSync, lstatSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { clearPackageVariables } from './package-env.mjs';
 
 /** Name prefix of a run's private temp dir. */
 export const RUN_DIR_PREFIX = 'toolbelt-test-run-';
+/** In the run's dir: one JSON report per suite that left paths in its own temp dir (environment.mjs). */
+export const REPORTS_DIR = '.suite-leftovers';
 const STATE = Symbol.for('agent-toolbelt.host-guard');
 
 /** At most this many leftover paths are spelled out in the failure; the rest are counted. */
@@ -85,6 +88,7 @@ export function setup(_globalConfig, projectConfig) {
   const runDir = mkdtempSync(path.join(osTmp, RUN_DIR_PREFIX));
   // 0711: others may pass through to a directory of their own inside (the runs as `nobody`), not list it.
   chmodSync(runDir, 0o711);
+  mkdirSync(path.join(runDir, REPORTS_DIR));
   const cache = projectConfig?.cacheDirectory;
   globalThis[STATE] = { osTmp, before, runDir, savedTmpdir: process.env.TMPDIR, cache };
   process.env.TMPDIR = runDir;
@@ -99,6 +103,11 @@ export function teardown() {
   if (savedTmpdir === undefined) delete process.env.TMPDIR;
   else process.env.TMPDIR = savedTmpdir;
 
+  const reportsDir = path.join(runDir, REPORTS_DIR);
+  const suites = entries(reportsDir)
+    .sort()
+    .map((name) => JSON.parse(readFileSync(path.join(reportsDir, name), 'utf8')));
+  removeAll(reportsDir);
   const leftovers = walk(runDir);
   removeAll(runDir);
   const cacheTop = cache && path.relative(osTmp, cache).split(path.sep)[0];
@@ -108,6 +117,13 @@ export function teardown() {
     .sort();
 
   const problems = [];
+  for (const { suite, leftovers: paths } of suites) {
+    const shown = paths.slice(0, LISTED_LEFTOVERS).map((p) => `  ${p}`);
+    if (paths.length > LISTED_LEFTOVERS) shown.push(`  ... and ${paths.length - LISTED_LEFTOVERS} more`);
+    problems.push(
+      `${suite} left ${paths.length} path(s) in its temp dir (now removed); it must remove what it makes in afterAll/afterEach (tempDir() from __tests__/helpers.ts gives a cleanup):\n${shown.join('\n')}`,
+    );
+  }
   if (leftovers.length) {
     const shown = leftovers.slice(0, LISTED_LEFTOVERS).map((p) => `  ${path.relative(runDir, p)}`);
     if (leftovers.length > LISTED_LEFTOVERS) shown.push(`  ... and ${leftovers.length - LISTED_LEFTOVERS} more`);
