@@ -84,3 +84,11 @@ export function bytesDiffer(actual: Buffer, expected: Buffer): string {
   const near = (b: Buffer) => JSON.stringify(b.subarray(at, at + 16).toString('latin1'));
   return `${actual.length} bytes, ${expected.length} expected; first difference at byte ${at}: ${near(actual)} instead of ${near(expected)}`;
 }
+
+/** The values that occur more than once in `values` (each once, in first-seen order): for corpus tables. */
+export function duplicates<T>(values: readonly T[]): T[] {
+  const seen = new Set<T>();
+  const twice = new Set<T>();
+  for (const v of values) (seen.has(v) ? twice : seen).add(v);
+  return [...twice];
+}

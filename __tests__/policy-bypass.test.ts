@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createPolicy, type Policy } from '../src/policy/index.js';
 import { ALLOWED_COMPOUNDS, BYPASS_ALLOWED, BYPASS_COMMANDS } from './fixtures/bash-bypass.js';
+import { duplicates } from './helpers.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'policy-bypass-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -18,9 +19,10 @@ beforeAll(() => {
 });
 
 describe('bash bypass suite: an allow rule for the first command never lets the rest through', () => {
-  it(`has at least 100 commands`, () => {
+  it(`has at least 100 commands, each listed once`, () => {
     // The count the issue asks to print.
     process.stdout.write(`bash bypass suite: ${BYPASS_COMMANDS.length} commands\n`);
+    expect(duplicates(BYPASS_COMMANDS)).toEqual([]);
     expect(BYPASS_COMMANDS.length).toBeGreaterThanOrEqual(100);
   });
 
