@@ -5,7 +5,7 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from './dist.js';
@@ -49,8 +49,11 @@ function childJest(name: string, env: Record<string, string> = {}) {
 const childRunDirs = () => readdirSync(os.tmpdir()).filter((n) => n.startsWith('toolbelt-test-run-'));
 
 describe('the temp-dir checks', () => {
-  it("fail the run naming each path a suite left in its temp dir (its own results kept), and what was left in the run's", () => {
-    const { status, output } = childJest('leaves-files');
+  it("fail the run naming each path a suite left in its temp dir (its own results kept), in the run's, and (strict) in the OS temp dir", () => {
+    const { status, output } = childJest('leaves-files', { TOOLBELT_TEST_TMP_STRICT: '1' });
+    // The child's OS temp dir is this suite's: the file the fixture put there is this suite's to remove.
+    const inOsTmp = path.join(os.tmpdir(), 'in-the-os-temp-dir.txt');
+    rmSync(inOsTmp);
     expect(status).not.toBe(0);
     // The suite's own results stand (its test passed); the run fails, naming the suite and each path.
     expect(output).toMatch(/Tests:\s+1 passed, 1 total/);
@@ -68,6 +71,8 @@ describe('the temp-dir checks', () => {
     expect(suite?.[1]).toBe('4');
     const run = /\n\nThe test run left (\d+) path\(s\) in its temp dir[^\n]*\n {2}(\S+)\n/.exec(output);
     expect(run?.slice(1)).toEqual(['1', 'outside-the-suite-dir.txt']);
+    expect(output).toContain(`1 new entry appeared in ${os.tmpdir()} during the run`);
+    expect(output).toContain(`\n  ${inOsTmp}`);
     expect(childRunDirs()).toEqual([]);
   });
 });
