@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeEach, afterEach } from '@jest/globals';
-import { mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createAgent } from 'langchain';
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
@@ -167,6 +167,74 @@ describe('memory sandbox', () => {
     } finally {
       await c2();
     }
+  });
+
+  describe('a memory root swapped for a link after init is refused by every memory tool, the decoy untouched', () => {
+    const calls: Array<[string, Record<string, unknown>]> = [
+      ['memory_list', {}],
+      ['memory_read', { path: 'secret.md' }],
+      ['memory_write', { path: 'planted.md', content: 'x' }],
+      ['memory_patch', { path: 'secret.md', old_str: 'secret', new_str: 'gone' }],
+      ['memory_append', { path: 'secret.md', entry: 'x' }],
+    ];
+    async function expectAllRefused(tools: Awaited<ReturnType<typeof memoryTools>>, decoy: string) {
+      for (const [name, args] of calls) {
+        const res = await callTool(tools, name, args);
+        expect([name, res.status]).toEqual([name, 'error']);
+        expect(res.content).toMatch(
+          /^The memory directory .* is no longer the directory the memory tools started with \(.*\): it or a directory above it was moved or replaced by a link/,
+        );
+      }
+      expect((await readdir(decoy)).sort()).toEqual(['secret.md']);
+      expect(await readFile(path.join(decoy, 'secret.md'), 'utf8')).toBe('secret');
+    }
+    let decoy: string;
+    let decoyCleanup: () => Promise<void>;
+    beforeEach(async () => {
+      ({ dir: decoy, cleanup: decoyCleanup } = await tempDir('memory-decoy-'));
+      await writeFile(path.join(decoy, 'secret.md'), 'secret');
+    });
+    afterEach(() => decoyCleanup());
+
+    it('the root itself, after the tools were used', async () => {
+      const tools = await memoryTools();
+      expect((await callTool(tools, 'memory_write', { path: 'mine.md', content: 'mine' })).status).toBe('success');
+      await rename(path.join(dir, '.agent-memory'), path.join(dir, 'moved'));
+      await symlink(decoy, path.join(dir, '.agent-memory'));
+      await expectAllRefused(tools, decoy);
+    });
+
+    it('a parent of a configured root, before the first use', async () => {
+      await mkdir(path.join(dir, 'state'));
+      const tools = await memoryTools({ memoryRoot: 'state/mem' });
+      await rename(path.join(dir, 'state'), path.join(dir, 'moved'));
+      await mkdir(path.join(decoy, 'mem'));
+      await writeFile(path.join(decoy, 'mem', 'secret.md'), 'secret');
+      await symlink(decoy, path.join(dir, 'state'));
+      await expectAllRefused(tools, path.join(decoy, 'mem'));
+      expect(await readdir(decoy)).toEqual(['mem', 'secret.md']);
+    });
+
+    it('a parent of an absolute root inside the workspace, after use', async () => {
+      const tools = await memoryTools({ memoryRoot: path.join(dir, 'abs', 'mem') });
+      expect((await callTool(tools, 'memory_write', { path: 'mine.md', content: 'mine' })).status).toBe('success');
+      await rename(path.join(dir, 'abs'), path.join(dir, 'moved'));
+      await mkdir(path.join(decoy, 'mem'));
+      await writeFile(path.join(decoy, 'mem', 'secret.md'), 'secret');
+      await symlink(decoy, path.join(dir, 'abs'));
+      await expectAllRefused(tools, path.join(decoy, 'mem'));
+    });
+
+    it('restored, the root works again', async () => {
+      const tools = await memoryTools();
+      await callTool(tools, 'memory_write', { path: 'mine.md', content: 'mine' });
+      await rename(path.join(dir, '.agent-memory'), path.join(dir, 'moved'));
+      await symlink(decoy, path.join(dir, '.agent-memory'));
+      expect((await callTool(tools, 'memory_read', { path: 'mine.md' })).status).toBe('error');
+      await rm(path.join(dir, '.agent-memory'));
+      await rename(path.join(dir, 'moved'), path.join(dir, '.agent-memory'));
+      expect((await callTool(tools, 'memory_read', { path: 'mine.md' })).content).toBe('mine');
+    });
   });
 
   it('only .md notes: another extension is refused with a suggestion', async () => {

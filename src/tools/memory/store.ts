@@ -7,7 +7,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Tool } from '../../tool.js';
-import { Workspace, workspaceRootFor } from '../../workspace.js';
+import { Workspace, realpathAllowingMissing, workspaceRootFor } from '../../workspace.js';
 
 declare module '../../tool.js' {
   namespace Tool {
@@ -47,14 +47,17 @@ export class MemoryStore {
   private workspace?: Promise<Workspace>;
 
   private constructor(
-    /** The memory root, absolute (realpath'd when it already existed at init). */
+    /** The memory root as configured, absolute (may go through links the host chose). */
+    private readonly configured: string,
+    /** The memory root's real path at init (its nearest existing ancestor's, when it did not exist yet). */
     readonly root: string,
   ) {}
 
   /**
    * The store for an init context: `initCtx.memoryRoot` (absolute, or relative to the workspace
    * root), else `.agent-memory/` in the workspace. A relative or default root must stay inside the
-   * workspace, symlinks included; an absolute one is the host's choice.
+   * workspace, symlinks included; an absolute one is the host's choice. Either way its real path
+   * is fixed here, and every later use checks it still is that (`checkRoot`).
    */
   static async fromInitContext(initCtx: Tool.InitContext = {}): Promise<MemoryStore> {
     const configured = initCtx.memoryRoot;
@@ -64,23 +67,53 @@ export class MemoryStore {
       );
     }
     const raw = typeof configured === 'string' ? configured : DEFAULT_MEMORY_DIR;
-    if (path.isAbsolute(raw)) return new MemoryStore(path.resolve(raw));
+    if (path.isAbsolute(raw)) {
+      const abs = path.resolve(raw);
+      return new MemoryStore(abs, await realpathAllowingMissing(abs));
+    }
     const ws = await Workspace.fromInitContext(initCtx);
-    return new MemoryStore(await ws.resolve(path.join(workspaceRootFor(initCtx), raw), 'write'));
+    const abs = path.join(workspaceRootFor(initCtx), raw);
+    return new MemoryStore(abs, await ws.resolve(abs, 'write'));
   }
 
-  /** Whether the memory root exists yet (it is created by the first write). */
+  /**
+   * Throws a sentence unless the memory root still is the directory fixed at init: neither it nor
+   * a directory above it was replaced by a link (or moved) since. Run before every use — a root
+   * checked once at init could be swapped for a link to anywhere by a later `move` or bash call.
+   */
+  async checkRoot(): Promise<void> {
+    const [viaConfigured, viaRoot] = await Promise.all([
+      realpathAllowingMissing(this.configured).catch(() => undefined),
+      realpathAllowingMissing(this.root).catch(() => undefined),
+    ]);
+    const rootStat = await fs.lstat(this.root).catch(() => undefined);
+    if (viaConfigured !== this.root || viaRoot !== this.root || (rootStat && !rootStat.isDirectory())) {
+      throw new Error(
+        `The memory directory ${this.configured} is no longer the directory the memory tools started with (${this.root}): ` +
+          'it or a directory above it was moved or replaced by a link, so memory is not read or written there. ' +
+          'Ask the user to restore the directory, or restart the memory tools.',
+      );
+    }
+  }
+
+  /** Whether the memory root exists yet (it is created by the first write). Checks the root first. */
   async exists(): Promise<boolean> {
-    return (await fs.stat(this.root).catch(() => undefined))?.isDirectory() ?? false;
+    await this.checkRoot();
+    return (await fs.lstat(this.root).catch(() => undefined))?.isDirectory() ?? false;
   }
 
-  /** The sandbox rooted at the memory root, creating the root on first use. */
-  sandbox(): Promise<Workspace> {
+  /** The sandbox rooted at the memory root, creating the root on first use. Checks the root first, every call. */
+  async sandbox(): Promise<Workspace> {
+    await this.checkRoot();
     if (!this.workspace) {
       this.workspace = fs.mkdir(this.root, { recursive: true }).then(() => Workspace.create({ root: this.root }));
       this.workspace.catch(() => (this.workspace = undefined));
     }
-    return this.workspace;
+    const ws = await this.workspace;
+    // The root was created just now, or the check above held: one more check closes the window
+    // between a first check and the mkdir.
+    await this.checkRoot();
+    return ws;
   }
 
   /**
