@@ -197,7 +197,7 @@ describe('pending results', () => {
     expect(msg.result.metadata).toMatchObject({ pending: true });
     expect((await pendingEvent).call.toolCallId).toBe('call_ask');
 
-    const [record] = r.pending();
+    const [record] = await r.pending();
     expect(record).toMatchObject({
       toolCallId: 'call_ask',
       tool: 'ask_human',
@@ -215,16 +215,16 @@ describe('pending results', () => {
 
     await expect(r.submitResult('call_ask', 'again')).rejects.toThrow(/already resolved/);
     await expect(r.submitResult('call_nope', 'x')).rejects.toThrow(/No call "call_nope" is waiting/);
-    expect(r.takeSettled({ sessionID: 'other' })).toEqual([]);
-    expect(r.takeSettled({ sessionID: 's-1' }).map((c) => c.toolCallId)).toEqual(['call_ask']);
-    expect(r.pending()).toEqual([]);
+    expect(await r.takeSettled({ sessionID: 'other' })).toEqual([]);
+    expect((await r.takeSettled({ sessionID: 's-1' })).map((c) => c.toolCallId)).toEqual(['call_ask']);
+    expect(await r.pending()).toEqual([]);
   });
 
   it('an Error submitted resolves the call as a failure', async () => {
     const r = registryWith(askHuman);
     await r.execute('ask_human', { question: 'q' }, {}, undefined, { callID: 'c-err' });
     await r.submitResult('c-err', new Error('The person declined to answer.'));
-    const [settled] = r.takeSettled();
+    const [settled] = await r.takeSettled();
     expect(settled.update).toMatchObject({ success: false, error: 'The person declined to answer.' });
     expect(lateResultMessages([settled])[0].content).toMatch(/failed:\n\nThe person declined to answer\./);
   });
@@ -244,7 +244,7 @@ describe('pending results', () => {
     expect(event.update.success).toBe(false);
     expect(event.update.error).toMatch(/did not arrive by .* so the call failed/);
     await expect(r.submitResult('c-exp', 'late')).rejects.toThrow(/already expired/);
-    expect(r.pending()[0].status).toBe('expired');
+    expect((await r.pending())[0].status).toBe('expired');
   });
 
   it('clamps the expiry to MAX_PENDING_EXPIRY_MS and defaults to DEFAULT_PENDING_EXPIRY_MS', async () => {
@@ -258,7 +258,7 @@ describe('pending results', () => {
     const r = registryWith(long);
     await r.execute('long_pending', { ms: MAX_PENDING_EXPIRY_MS * 2 }, {}, undefined, { callID: 'a' });
     await r.execute('long_pending', {}, {}, undefined, { callID: 'b' });
-    const [a, b] = r.pending();
+    const [a, b] = await r.pending();
     expect(a.expiresAt - a.createdAt).toBe(MAX_PENDING_EXPIRY_MS);
     expect(b.expiresAt - b.createdAt).toBe(DEFAULT_PENDING_EXPIRY_MS);
     await r.dispose();
@@ -277,8 +277,8 @@ describe('pending results', () => {
     await r.submitResult('c0', 'answer 0');
     const admitted = await r.execute('ask_human', { question: 'now' }, {}, undefined, { callID: 'c-new' });
     expect(admitted.success).toBe(true);
-    expect(r.pending().map((c) => c.toolCallId)).not.toContain('c0');
-    expect(r.pending()).toHaveLength(MAX_PENDING_CALLS);
+    expect((await r.pending()).map((c) => c.toolCallId)).not.toContain('c0');
+    expect(await r.pending()).toHaveLength(MAX_PENDING_CALLS);
     await r.dispose();
   });
 
@@ -297,7 +297,7 @@ describe('pending results', () => {
 
     // Later, a person answers (a webhook, a UI button):
     await r.submitResult('call_ship', 'Yes, ship it.');
-    const late = lateResultMessages(r.takeSettled({ sessionID: 'chat-1' }));
+    const late = lateResultMessages(await r.takeSettled({ sessionID: 'chat-1' }));
     const second = await agent.invoke({ messages: [...first.messages, ...late] });
 
     const seenByModel = model.calls[2].messages.map((m) => String(m.content));

@@ -163,7 +163,13 @@ beforeAll(async () => {
   mkdirSync(path.join(tmp, 'tmp'));
   const packed = await packPackage(tmp);
   // @langchain/openai: the provider the README's install line names.
-  project = await makeUserProject(packed.tarball, ['@types/node', '@langchain/openai']);
+  project = await makeUserProject(packed.tarball, [
+    '@types/node',
+    '@langchain/openai',
+    // docs/telemetry.md sets up the OpenTelemetry SDK as an app would.
+    '@opentelemetry/sdk-trace-base',
+    '@opentelemetry/context-async-hooks',
+  ]);
   mkdirSync(path.join(project, 'blocks'));
   for (const f of files) {
     let text = '';

@@ -29,8 +29,11 @@ async function loadedAfter(script: string): Promise<string[]> {
 const INDEX = JSON.stringify(path.join(ROOT, 'dist', 'index.js'));
 const RESOLVE_LOG = path.join(ROOT, '__tests__', 'fixtures', 'resolve-log.mjs');
 
-/** The package's own modules (dist-relative, e.g. `tools/read.js`) and the `node:` builtins a fresh process resolved running `script`. */
-async function resolvedBy(script: string): Promise<{ ours: string[]; builtins: string[] }> {
+/**
+ * The package's own modules (dist-relative, e.g. `tools/read.js`), the `node:` builtins and the
+ * optional peers `ai` and `@opentelemetry/api` a fresh process resolved running `script`.
+ */
+async function resolvedBy(script: string): Promise<{ ours: string[]; builtins: string[]; peers: string[] }> {
   const { stderr } = await run(process.execPath, ['--import', RESOLVE_LOG, '--input-type=module', '-e', script], {
     cwd: ROOT,
   });
@@ -39,6 +42,7 @@ async function resolvedBy(script: string): Promise<{ ours: string[]; builtins: s
   return {
     ours: urls.filter((u) => u.startsWith(dist)).map((u) => u.slice(dist.length)),
     builtins: urls.filter((u) => u.startsWith('node:')),
+    peers: urls.filter((u) => /\/node_modules\/(ai|@ai-sdk\/[^/]+|@opentelemetry\/api)\//.test(u)),
   };
 }
 
@@ -50,7 +54,7 @@ describe('import cost', () => {
   }, 60_000);
 
   it('importing the package loads no built-in tool, no REST tool and no HTTP client; a tool module loads on its first init', async () => {
-    const { ours, builtins } = await resolvedBy(`await import(${INDEX});`);
+    const { ours, builtins, peers } = await resolvedBy(`await import(${INDEX});`);
     expect(ours).toContain('registry.js');
     // The light list of built-ins and the configuration modules the root re-exports, nothing else of tools/.
     expect(
@@ -64,6 +68,10 @@ describe('import cost', () => {
     ).toEqual([]);
     expect(ours.filter((m) => /^(rest|net)\//.test(m))).toEqual([]);
     expect(builtins.filter((b) => /^node:(https?|tls|dns)$/.test(b))).toEqual([]);
+    // Optional peers: the AI SDK (its own entry) and OpenTelemetry (loaded on the first call) are not resolved.
+    expect(peers).toEqual([]);
+    const aiSdk = await resolvedBy(`await import(${JSON.stringify(path.join(ROOT, 'dist', 'ai-sdk.js'))});`);
+    expect(aiSdk.peers.some((u) => u.includes('/node_modules/ai/'))).toBe(true);
 
     const used = await resolvedBy(`
       const { createRegistry, registerBuiltinTools } = await import(${INDEX});

@@ -4,7 +4,7 @@
  * `secrets/**` stops `rm`, `tee`, `sed -i`, `dd of=`, ... — while a pattern word, a command that
  * reads no file, or an unrelated file passes.
  */
-import { describe, it, expect, afterAll } from '@jest/globals';
+import { describe, afterAll, it, expect } from '@jest/globals';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -147,7 +147,11 @@ describe('bash file arguments and redirections are judged by path rules', () => 
   it('asks when a file argument is only known at run time and a rule could match it', async () => {
     for (const c of ['cat $F', 'cat "$HOME/x"', 'cat .en*', 'head $(ls -a | grep env)', 'cd sub && cat x'])
       expect([c, await action(c)]).toEqual([c, 'ask']);
-    const noPathRules = createPolicy({ default: 'allow', rules: [{ tool: 'bash', pattern: 'rm *', action: 'deny' }] });
+    const noPathRules = createPolicy({
+      default: 'allow',
+      extends: false,
+      rules: [{ tool: 'bash', pattern: 'rm *', action: 'deny' }],
+    });
     expect((await noPathRules.decide('bash', { command: 'cat $F' }, env)).action).toBe('allow');
   });
 

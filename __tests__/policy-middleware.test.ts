@@ -1,4 +1,4 @@
-import { describe, it, expect, afterAll } from '@jest/globals';
+import { describe, afterAll, it, expect } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -180,8 +180,7 @@ describe('policyMiddleware in a createAgent loop with a checkpointer', () => {
 
   it('resumes in a fresh process from a persisted checkpoint', async () => {
     await ensureDist();
-    // Under root, so root's afterAll removes the workspace and the checkpoint file beside it.
-    const ws = fs.mkdtempSync(path.join(root, 'policy-mw-proc-'));
+    const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'policy-mw-proc-'));
     fs.mkdirSync(path.join(ws, 'build'));
     const file = path.join(ws, '..', `${path.basename(ws)}.checkpoint.json`);
     const script = path.join(ROOT, '__tests__', 'fixtures', 'policy-agent.mjs');
@@ -215,5 +214,7 @@ describe('policyMiddleware in a createAgent loop with a checkpointer', () => {
       expect.objectContaining({ id: 'call-1', status: 'success' }),
     ]);
     expect(fs.existsSync(path.join(ws, 'build'))).toBe(false);
+    fs.rmSync(ws, { recursive: true, force: true });
+    fs.rmSync(file, { force: true });
   }, 120_000);
 });

@@ -1,4 +1,4 @@
-import { describe, it, expect, afterAll } from '@jest/globals';
+import { describe, afterAll, it, expect } from '@jest/globals';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -114,11 +114,11 @@ describe('every entry point obeys the policy', () => {
     fs.mkdirSync(path.join(root, 'build'), { recursive: true });
     const r1 = await registry.execute('bash', { command: 'ls && rm -rf build', description: 'x' }, {}, initCtx);
     expect(r1.error).toMatch(
-      /bash command "rm -rf build" needs approval by rule #\d+ \{"tool":"bash","danger":"dangerous","action":"ask"/,
+      /bash command "rm -rf build" needs approval by default rule #\d+ \{"tool":"bash","danger":"dangerous","action":"ask"/,
     );
     expect(fs.existsSync(path.join(root, 'build'))).toBe(true);
     const r2 = await registry.execute('bash', { command: 'echo hi > ../escape.txt', description: 'x' }, {}, initCtx);
-    expect(r2.error).toMatch(/bash writes to \/.*escape\.txt is denied by rule/);
+    expect(r2.error).toMatch(/bash writes to \/.*escape\.txt is denied by default rule/);
     expect(fs.existsSync(path.join(path.dirname(root), 'escape.txt'))).toBe(false);
     const r3 = await registry.execute('bash', { command: 'echo hi', description: 'x' }, {}, initCtx);
     expect(r3.result.output.trim()).toBe('hi');

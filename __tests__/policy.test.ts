@@ -1,4 +1,4 @@
-import { describe, it, expect, afterAll } from '@jest/globals';
+import { describe, afterAll, it, expect } from '@jest/globals';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,7 +30,8 @@ const FACTS: Record<string, ToolFacts> = {
 const env = { workspaceRoot: root, toolFacts: (id: string) => FACTS[id] };
 
 async function action(rules: PolicyRule[], tool: string, args: unknown, fallback: PolicyConfig['default'] = 'allow') {
-  return (await createPolicy({ rules, default: fallback }).decide(tool, args, env)).action;
+  // The rules alone: `extends: false`, so the defaults' layer does not mix in.
+  return (await createPolicy({ rules, default: fallback, extends: false }).decide(tool, args, env)).action;
 }
 
 describe('rule types', () => {
@@ -287,7 +288,7 @@ describe('approvals through onPermissionRequest', () => {
   });
 
   it('a one-call grant is bound to the call id and the arguments hash', async () => {
-    const policy = createPolicy({ rules });
+    const policy = createPolicy({ rules, extends: false });
     policy.grantCall('c1', 'bash', { command: 'rm -rf build' });
     expect((await policy.authorize(req('rm -rf build', 'c2'))).allowed).toBe(false); // other call
     const edited = await policy.authorize(req('rm -rf /', 'c1')); // same call, other arguments
@@ -392,6 +393,10 @@ describe('the shipped JSON Schema agrees with the validator', () => {
       { rules: [], default: 'maybe' },
       { rules: [], loopGuard: { threshold: 1 } },
       { rules: [{ permission: 'admin', action: 'deny' }] },
+      { rules: [], extends: false },
+      { rules: [], extends: 'no' },
+      { rules: [], loopGuard: { exempt: ['bash_output', 'poll'] } },
+      { rules: [], loopGuard: { exempt: 'poll' } },
     ];
     for (const value of cases) {
       const ours = policyProblems(value).length === 0;

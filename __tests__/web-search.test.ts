@@ -241,9 +241,45 @@ describe('web_search: backend errors', () => {
       const msg = await callTool(t, 'web_search', { query: 'x' });
       expect(msg.status).toBe('error');
       expect(String(msg.content)).toMatch(/refused the API key \(HTTP 401\)/);
-      expect(String(msg.content)).toContain('[redacted]');
+      expect(String(msg.content)).toContain('invalid token ***');
       expect(JSON.stringify(msg.result)).not.toContain(KEY);
     }
+  });
+
+  it('the quoted error detail is scrubbed before it is cut: no cut position shows part of the key', async () => {
+    // The backend echoes the query (the model's) before the key, so the query moves the key to the cut.
+    const lead = '{"error":"bad key for ';
+    reply = (s, res) => {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(`${lead}${JSON.parse(s.body).query}: ${String(s.headers.authorization)}"}`);
+    };
+    const t = await tools({ backend: 'tavily', apiKey: KEY, baseUrl: base });
+    for (let k = 0; k < KEY.length; k++) {
+      const query = 'q'.repeat(200 - lead.length - ': Bearer '.length - k);
+      const text = String((await callTool(t, 'web_search', { query })).content);
+      expect(text).toContain('refused the API key');
+      for (let i = 0; i + 4 <= KEY.length; i++)
+        expect({ k, shown: text.includes(KEY.slice(i, i + 4)) }).toEqual({ k, shown: false });
+    }
+  });
+
+  it("a configured URL's Basic credentials echoed in an error are scrubbed in every form", async () => {
+    const basic = Buffer.from('user:p@ss-long-9').toString('base64');
+    reply = (s, res) => {
+      res.writeHead(403, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({ you: s.headers.authorization, encoded: encodeURIComponent(String(s.headers.authorization)) }),
+      );
+    };
+    const t = await tools({
+      backend: 'searxng',
+      baseUrl: `http://user:p%40ss-long-9@127.0.0.1:${new URL(base).port}/`,
+    });
+    const text = String((await callTool(t, 'web_search', { query: 'x' })).content);
+    expect(seen[0].headers.authorization).toBe(`Basic ${basic}`);
+    expect(text).toContain('Basic ***');
+    expect(text).not.toContain(basic.slice(0, 8));
+    expect(text).not.toContain('p@ss');
   });
 
   it('SearXNG 403 names the json format setting; 429 says to wait', async () => {

@@ -14,7 +14,10 @@ import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, createWrit
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FilesystemBackend, createFilesystemMiddleware } from 'deepagents';
+import { FilesystemBackend, StateBackend, createFilesystemMiddleware } from 'deepagents';
+import { AIMessage, ToolMessage } from '@langchain/core/messages';
+import { Annotation, MemorySaver, MessagesAnnotation, StateGraph } from '@langchain/langgraph';
+import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { createRegistry, registerBuiltinTools } from '../dist/index.js';
@@ -419,6 +422,211 @@ try {
             edits: [{ oldText: `target_line = ${r + 1};`, newText: `target_line = ${r + 2};` }],
           }),
         check: (_, r) => editCheck('mcp', r + 1)(),
+      },
+    ]),
+  );
+
+  // 6. On a backend: our tools and deepagents' own, both over the same deepagents backend and data.
+  // FilesystemBackend (virtual mode) over the workspace above: ours through initCtx.backend.
+  const fsBackend = new FilesystemBackend({ rootDir: root, virtualMode: true });
+  const oursOnFs = Object.fromEntries(
+    (await registry.tools({ ids: ['read', 'edit', 'grep', 'glob'], initCtx: { backend: fsBackend } })).map((t) => [
+      t.name,
+      t,
+    ]),
+  );
+  rows.push(
+    await measure('FilesystemBackend: grep a literal in the tree (the backend greps, both sides)', rounds(9), [
+      {
+        name: 'ours',
+        run: () => callOurs('grep', { pattern: NEEDLE, path: 'tree' }, oursOnFs),
+        check: ({ result }) =>
+          result.metadata.matches === needleMatches ? '' : `${result.metadata.matches} of ${needleMatches} matches`,
+      },
+      { name: 'deepagents', run: () => callDa('grep', { pattern: NEEDLE, path: '/tree' }), check: checkDaGrep },
+    ]),
+  );
+  rows.push(
+    await measure('FilesystemBackend: glob **/*.d.ts', rounds(9), [
+      {
+        name: 'ours',
+        run: () => callOurs('glob', { pattern: '**/*.d.ts', path: 'tree' }, oursOnFs),
+        check: ({ result }) => (result.metadata.count === tree.dts ? '' : `count ${result.metadata.count}`),
+      },
+      {
+        name: 'deepagents',
+        run: () => callDa('glob', { pattern: '**/*.d.ts', path: '/tree' }),
+        check: (out) => checkGlobList(out.split('\n'), 'cut: '),
+      },
+    ]),
+  );
+  const firstMid = readFileSync(path.join(root, 'mid.log'), 'utf8').split('\n', 100);
+  rows.push(
+    await measure('FilesystemBackend: first 100 lines of a 7.6 MB file', rounds(11), [
+      {
+        name: 'ours',
+        run: () => callOurs('read', { filePath: 'mid.log', limit: 100 }, oursOnFs),
+        check: ({ result }) => (result.output.startsWith(`1: ${firstMid[0]}\n`) ? '' : 'wrong lines'),
+      },
+      {
+        name: 'deepagents',
+        run: () => callDa('read_file', { file_path: '/mid.log', offset: 0, limit: 100 }),
+        check: (out) => (out.includes(firstMid[99]) ? '' : 'wrong lines'),
+      },
+    ]),
+  );
+  await callOurs('read', { filePath: 'ours.txt', limit: 1 }, oursOnFs);
+  let fsEdit = 1000;
+  let daEdit = 1000;
+  writeFileSync(path.join(root, 'ours.txt'), source.replace('target_line = 0;', 'target_line = 1000;'));
+  writeFileSync(path.join(root, 'deepagents.txt'), source.replace('target_line = 0;', 'target_line = 1000;'));
+  await callOurs('read', { filePath: 'ours.txt', limit: 1 }, oursOnFs);
+  rows.push(
+    await measure('FilesystemBackend: edit one line of a 10 MB file', rounds(7), [
+      {
+        name: 'ours',
+        run: () =>
+          callOurs(
+            'edit',
+            { filePath: 'ours.txt', oldString: `target_line = ${fsEdit};`, newString: `target_line = ${++fsEdit};` },
+            oursOnFs,
+          ),
+        check: () =>
+          readFileSync(path.join(root, 'ours.txt'), 'utf8').includes(`target_line = ${fsEdit};`) ? '' : 'not edited',
+      },
+      {
+        name: 'deepagents',
+        run: () =>
+          callDa('edit_file', {
+            file_path: '/deepagents.txt',
+            old_string: `target_line = ${daEdit};`,
+            new_string: `target_line = ${++daEdit};`,
+          }),
+        check: () =>
+          readFileSync(path.join(root, 'deepagents.txt'), 'utf8').includes(`target_line = ${daEdit};`)
+            ? ''
+            : 'not edited',
+      },
+    ]),
+  );
+
+  // StateBackend: files in LangGraph state (MemorySaver), each call one graph step through ToolNode,
+  // on a thread of its own per side; 300 files of about 2 KB, one with the needle.
+  const stateFiles = {};
+  const now = new Date().toISOString();
+  for (let i = 0; i < 300; i++) {
+    const lines = Array.from({ length: 40 }, (_, k) => `const v${i}_${k} = ${k}; // line ${k} of file ${i}`);
+    if (i === 150) lines[20] = `const hit = "${NEEDLE}";`;
+    if (i === 7) lines[5] = 'let counter = 1;';
+    stateFiles[`/state/f${i}.ts`] = {
+      content: lines.join('\n') + '\n',
+      mimeType: 'text/plain',
+      created_at: now,
+      modified_at: now,
+    };
+  }
+  const GraphState = Annotation.Root({
+    ...MessagesAnnotation.spec,
+    files: Annotation({
+      reducer: (cur, upd) => {
+        const out = { ...(cur ?? {}) };
+        for (const [k, v] of Object.entries(upd ?? {}))
+          if (v === null) delete out[k];
+          else out[k] = v;
+        return out;
+      },
+      default: () => ({}),
+    }),
+  });
+  const saver = new MemorySaver();
+  const stateBackend = new StateBackend();
+  const oursState = await registry.tools({ ids: ['read', 'edit', 'grep', 'glob'], initCtx: { backend: stateBackend } });
+  const daState = createFilesystemMiddleware({ backend: stateBackend }).tools.filter((t) =>
+    ['read_file', 'edit_file', 'grep', 'glob'].includes(t.name),
+  );
+  const graphOf = (tools) =>
+    new StateGraph(GraphState)
+      .addNode('tools', new ToolNode(tools))
+      .addEdge('__start__', 'tools')
+      .compile({ checkpointer: saver });
+  const graphs = { ours: graphOf(oursState), deepagents: graphOf(daState) };
+  for (const who of ['ours', 'deepagents'])
+    await graphs[who].updateState({ configurable: { thread_id: `bench-${who}` } }, { files: stateFiles }, 'tools');
+  async function inGraph(who, name, args) {
+    const id = `call_${++callId}`;
+    const out = await graphs[who].invoke(
+      { messages: [new AIMessage({ content: '', tool_calls: [{ id, name, args }] })] },
+      { configurable: { thread_id: `bench-${who}` } },
+    );
+    const msg = out.messages.find((m) => ToolMessage.isInstance(m) && m.tool_call_id === id);
+    return text(msg);
+  }
+  await inGraph('ours', 'read', { filePath: 'state/f7.ts' });
+  let oursN = 1;
+  let daN = 1;
+  rows.push(
+    await measure('StateBackend: read a file (one graph step)', rounds(15), [
+      {
+        name: 'ours',
+        run: () => inGraph('ours', 'read', { filePath: 'state/f3.ts' }),
+        check: (o) => (o.includes('v3_39') ? '' : o),
+      },
+      {
+        name: 'deepagents',
+        run: () => inGraph('deepagents', 'read_file', { file_path: '/state/f3.ts' }),
+        check: (o) => (o.includes('v3_39') ? '' : o),
+      },
+    ]),
+  );
+  rows.push(
+    await measure('StateBackend: edit a line (one graph step)', rounds(15), [
+      {
+        name: 'ours',
+        run: () =>
+          inGraph('ours', 'edit', {
+            filePath: 'state/f7.ts',
+            oldString: `counter = ${oursN};`,
+            newString: `counter = ${++oursN};`,
+          }),
+        check: (o) => (o.startsWith('Edited') ? '' : o),
+      },
+      {
+        name: 'deepagents',
+        run: () =>
+          inGraph('deepagents', 'edit_file', {
+            file_path: '/state/f7.ts',
+            old_string: `counter = ${daN};`,
+            new_string: `counter = ${++daN};`,
+          }),
+        check: (o) => (o.includes('Successfully') ? '' : o),
+      },
+    ]),
+  );
+  rows.push(
+    await measure('StateBackend: grep a literal in 300 files (one graph step)', rounds(15), [
+      {
+        name: 'ours',
+        run: () => inGraph('ours', 'grep', { pattern: NEEDLE }),
+        check: (o) => (o.includes('f150.ts') ? '' : o),
+      },
+      {
+        name: 'deepagents',
+        run: () => inGraph('deepagents', 'grep', { pattern: NEEDLE, path: '/' }),
+        check: (o) => (o.includes('f150.ts') ? '' : o),
+      },
+    ]),
+  );
+  rows.push(
+    await measure('StateBackend: glob **/*.ts in 300 files (one graph step)', rounds(15), [
+      {
+        name: 'ours',
+        run: () => inGraph('ours', 'glob', { pattern: '**/*.ts' }),
+        check: (o) => (o.includes('state/f') ? '' : o),
+      },
+      {
+        name: 'deepagents',
+        run: () => inGraph('deepagents', 'glob', { pattern: '**/*.ts', path: '/' }),
+        check: (o) => (o.includes('/state/f') ? '' : o),
       },
     ]),
   );

@@ -11,9 +11,11 @@ import { COMMON, UsageError, makeRegistry, type Command, type Values } from './c
 import { listCommand } from './cli/list.js';
 import { runCommand } from './cli/run.js';
 import { mcpCommand } from './cli/mcp.js';
+import { doctorCommand } from './cli/doctor.js';
 import { agentCommand } from './cli/agent.js';
 import { loadDotEnv } from './chat-model.js';
 import { policyCommand } from './cli/policy.js';
+import { memoryCommand } from './cli/memory.js';
 import { toolHelp } from './cli/tool-help.js';
 import { disconnectMcp } from './mcp/index.js';
 
@@ -27,6 +29,8 @@ Usage:
   ${mcpCommand.usage}
   ${agentCommand.usage}
   ${policyCommand.usage}
+  ${memoryCommand.usage}
+  ${doctorCommand.usage}
 
 Commands:
   list    The tools the permissions allow, with their permissions and a one-line description.
@@ -39,10 +43,16 @@ Commands:
           unless --allow-origin lists them (repeatable); --stateless serves without sessions.
   policy  explain: the decision for a call and the rule that made it. check: validate a policy
           file (line and field of each problem). show: the policy in use (the default if none).
+  memory  import: copy the memory directory's notes (.agent-memory) into the --store, once.
   agent   Run a LangChain agent (createAgent) with the tools on a task. --model defaults to
           $TOOLBELT_MODEL; the provider's package (e.g. @langchain/openai) and key must be present.
           --max-retries N: retries of a failed model request (default 2, max 10). .env in the
-          current directory is read first (docs/cli.md lists the variables).
+          current directory is read first (docs/cli.md lists the variables). The agent is offered
+          task with a general-purpose sub-agent (same model and tools); --no-task leaves it out.
+          --max-description-chars N fits tool descriptions under N characters (1024 for Azure).
+  doctor  Which tools each provider API (OpenAI Chat, strict, Responses, Anthropic, Gemini,
+          1,024-character endpoints) would refuse and why, the size of the definitions sent, and
+          what the environment has (ripgrep, bubblewrap, the store). Exit 1 when any is refused.
 
 Options (every command):
   --workspace DIR     Workspace root the file tools are sandboxed to (default: $AGENT_WORKSPACE_ROOT
@@ -54,6 +64,11 @@ Options (every command):
   --rest-config FILE  Register REST and OpenAPI tools from a JSON config (see docs/rest-openapi.md).
   --no-builtins       Do not register the built-in tools.
   --policy FILE       Allow/ask/deny rules every call obeys (default: ./toolbelt.policy.json if present).
+  --sandbox MODE      auto (default): run bash and rg in bubblewrap when it works, else uncontained with
+                      one line on stderr; required: refuse bash without it; off (docs/sandbox.md).
+  --store URL         Keep todo lists, memory notes and pending calls in this store (postgres://...;
+                      default: $TOOLBELT_STORE_URL, else in the process, notes as files). Processes
+                      given the same store and --store-namespace LIST (default cli) share that state.
   -h, --help          Show this help.   -v, --version   Show the version.
 
 Examples:
@@ -69,6 +84,8 @@ const COMMANDS: Record<string, Command> = {
   mcp: mcpCommand,
   agent: agentCommand,
   policy: policyCommand,
+  memory: memoryCommand,
+  doctor: doctorCommand,
 };
 
 /** Runs the CLI with `argv` (without node and the script); resolves to the exit code. */
@@ -114,6 +131,7 @@ export async function main(argv: string[]): Promise<number> {
       return await spec.run(setup, values, parsed.positionals);
     } finally {
       await disconnectMcp(setup.registry).catch(() => undefined);
+      await setup.close?.().catch(() => undefined);
     }
   } catch (err) {
     if (err instanceof UsageError || (err as Error).name === 'ModelConfigError') {

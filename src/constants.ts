@@ -7,10 +7,12 @@
 export { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from './registry.js';
 export { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
 export { PROGRESS_EVENT } from './langchain.js';
+export { MIN_DESCRIPTION_CHARS } from './description-fit.js';
 export { ABORT_GRACE_MS } from './pipeline/call.js';
+export { TRACER_NAME, MAX_SPAN_CONTENT_CHARS } from './telemetry.js';
 export { STALE_TEMP_MIN_AGE_MS, STALE_TEMP_MAX_AGE_MS } from './atomic-write.js';
 export { SESSION_ID_PATTERN, MAX_SESSION_FILES } from './cli/session.js';
-export { DEFAULT_MCP_HOST, MCP_HTTP_PATH, MCP_RESULT_META_CAPABILITY } from './mcp/server.js';
+export { DEFAULT_MCP_HOST, MCP_HTTP_PATH, MCP_RESULT_META_CAPABILITY, MCP_SESSION_META_KEY } from './mcp/server.js';
 export { MAX_MCP_HTTP_SESSIONS } from './mcp/http-server.js';
 export { DEFAULT_MCP_TOOL_TIMEOUT_MS } from './mcp/import.js';
 export { MCP_STDERR_TAIL_CHARS } from './mcp/connection.js';
@@ -20,6 +22,7 @@ export {
   TOOL_SEARCH_DEFAULT_RESULTS,
   TOOL_SEARCH_MAX_RESULTS,
   TOOL_SEARCH_MAX_DESCRIPTION_CHARS,
+  DEFER_AUTO_BUDGET_CHARS,
 } from './mcp/lazy.js';
 export { DEFAULT_MCP_MAX_TOTAL_TIMEOUT_MS } from './mcp/import.js';
 export { MCP_LIVENESS_INTERVAL_MS, MCP_LIVENESS_PING_MS, MCP_RECONNECT_DEFAULTS } from './mcp/connection.js';
@@ -45,6 +48,10 @@ export { PROGRESS_INTERVAL_MS } from './progress.js';
 export { MAX_MATCHES, MAX_CONTEXT_LINES } from './tools/grep/grep.js';
 export { MAX_LINE_LENGTH as GREP_MAX_LINE_LENGTH, GREP_LINE_CUT_MARKER } from './tools/grep/results.js';
 export { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, LIST_DEFAULT_IGNORES } from './tools/files/list.js';
+export { MAX_BACKEND_FILE_CHARS, MAX_BACKEND_ENTRIES, MAX_BACKEND_OUTPUT_CHARS } from './backend/guard.js';
+export { BACKEND_READ_DEFAULT_LIMIT } from './backend/local.js';
+export { MAX_BACKEND_MOVE_FILES } from './tools/files/backend/move.js';
+export { MAX_BACKEND_GREP_FILES, MAX_BACKEND_GREP_CHARS } from './tools/grep/backend.js';
 export {
   MEMORY_TOOLS,
   MEMORY_READ_ONLY_TOOLS,
@@ -54,6 +61,11 @@ export {
   MAX_SUMMARY_CHARS,
   SUMMARY_SCAN_CHARS,
 } from './tools/memory/store.js';
+export { MAX_MEMORY_NOTE_RECORDS } from './tools/memory/store-notes.js';
+export { STORE_ROOT_LABEL, MAX_NAMESPACE_LABELS, MAX_NAMESPACE_LABEL_CHARS } from './store/namespace.js';
+export { STORE_PAGE_SIZE, MAX_STORE_SCAN_RECORDS } from './store/scope.js';
+export { STORE_CONNECT_TIMEOUT_MS, STORE_QUERY_TIMEOUT_MS, STORE_POOL_SIZE } from './store/postgres.js';
+export { CLI_STORE_NAMESPACE } from './cli/store.js';
 export {
   DEFAULT_READ_LIMIT,
   MAX_LINE_LENGTH as READ_MAX_LINE_LENGTH,
@@ -87,15 +99,18 @@ export {
   HTTP_ERROR_BODY_CHARS,
 } from './net/http.js';
 export { MAX_REDIRECTS, HTTP_CROSS_ORIGIN_HEADERS } from './net/redirects.js';
+export { SECRET_MIN_CHARS } from './net/scrub.js';
 export { HTTP_CACHE_MAX_ENTRIES, HTTP_CACHE_MAX_BODY_BYTES } from './net/response-cache.js';
 export { HTTP_METHODS, HTTP_FORBIDDEN_HEADERS, HTTP_MAX_PAIRS } from './tools/web/http-request.js';
 export { REST_NAME_PREFIX, REST_DEFAULT_CONCURRENCY } from './rest/tools.js';
-export { OPENAPI_MAX_DESCRIPTION_CHARS, OPENAPI_MAX_SCHEMA_DEPTH } from './rest/openapi.js';
+export { OPENAPI_MAX_DESCRIPTION_CHARS, OPENAPI_MAX_SCHEMA_DEPTH, OPENAPI_MAX_SCHEMA_NODES } from './rest/openapi.js';
+export { OPENAPI_MAX_EXPANDED_NODES, OPENAPI_IMPORT_TIMEOUT_MS, OPENAPI_IMPORT_HEAP_MB } from './rest/openapi-load.js';
 export { MAX_WRITE_BYTES } from './tools/files/write.js';
 export { MAX_DELETE_ENTRIES, DELETE_PROGRESS_EVERY } from './tools/files/delete.js';
 export { MAX_LINE_COUNT_BYTES } from './tools/files/file-info.js';
 export { DEFAULT_POLICY, SECRET_FILE_PATTERNS } from './policy/defaults.js';
 export { POLICY_FILE_NAME } from './policy/policy.js';
+export { POLICY_TREE_MAX_ENTRIES } from './policy/checks.js';
 export { ALL_PERMISSIONS } from './permissions.js';
 export { MAX_REF_DEPTH } from './schema/portable.js';
 export { MAX_IGNORE_FILE_BYTES, MAX_BRACE_EXPANSIONS } from './tools/files/search-common.js';
@@ -107,11 +122,29 @@ export {
   MAX_HTML_PARSE_ELEMENTS,
   MAX_CONVERT_WORKERS,
 } from './tools/web/html-convert.js';
-export { DEFAULT_LOOP_THRESHOLD, MAX_GUARDED_SESSIONS } from './policy/loop-guard.js';
+export { DEFAULT_LOOP_THRESHOLD, MAX_GUARDED_SESSIONS, LOOP_RESULT_KEPT_CHARS } from './policy/loop-guard.js';
 export { MAX_PENDING_GRANTS } from './policy/approvals.js';
 export { LIST_PROGRESS_EVERY as MEMORY_LIST_PROGRESS_EVERY } from './tools/memory/memory.js';
 export { MAX_EDIT_FILE_BYTES } from './tools/files/edit.js';
 export { MAX_RUNNING_JOBS, MAX_JOB_RECORDS, MAX_JOB_UNREAD_CHARS, MAX_JOB_LOG_BYTES } from './tools/bash/jobs.js';
+export { SANDBOX_PROBE_TIMEOUT_MS, SECRET_SCAN_TTL_MS, SANDBOX_SECRET_ENV } from './sandbox/runtime.js';
+export {
+  SANDBOX_TMP_BYTES,
+  SANDBOX_RUN_BYTES,
+  SANDBOX_PROXY_PORT,
+  SANDBOX_PROXY_SOCKET,
+  SANDBOX_BRIDGE_WAIT_STEPS,
+} from './sandbox/bwrap.js';
+export {
+  SANDBOX_HIDDEN_HOME_PATHS,
+  MAX_SECRET_SCAN_ENTRIES,
+  SECRET_SCAN_HOME_DEPTH,
+  SECRET_SCAN_SKIPPED_DIRS,
+} from './sandbox/secrets.js';
+export { MAX_PROXY_CONNECTIONS } from './sandbox/proxy.js';
+export { MAX_SANDBOX_EXPLANATIONS } from './sandbox/explain.js';
+export { SANDBOX_MODES } from './sandbox/options.js';
+export { SANDBOX_EXECUTOR_MAX_OUTPUT_CHARS, SANDBOX_EXECUTOR_TIMEOUT_MS } from './sandbox/executor.js';
 export { AUTOMATON_BLOCK_BYTES } from './tools/grep/js.js';
 export { AUTOMATON_LONG_LINE_BYTES, MAX_LONG_LINE_WORKERS } from './tools/grep/long-line.js';
 export {

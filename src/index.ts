@@ -18,6 +18,7 @@ export {
   type ExecuteOptions,
   type CreateContext,
 } from './registry.js';
+export type { TelemetryOptions } from './telemetry.js';
 export { parsePermissionList, type ToolPermission, type ToolPermissions, type PermissionGrant } from './permissions.js';
 export { descriptionBeside } from './description.js';
 export {
@@ -35,11 +36,18 @@ export type {
   ToolStats,
   McpStatusEvent,
   McpToolsEvent,
+  SandboxEvent,
   PendingCall,
 } from './pipeline/types.js';
 export { lateResultMessages, type LateResult } from './pending.js';
 export { ToolbeltTool, type ToolProgressChunk } from './langchain.js';
-export { builtinTools, registerBuiltinTools, unregisteredBuiltins, type BuiltinTool } from './tools/index.js';
+export {
+  builtinTools,
+  registerBuiltinTools,
+  unregisteredBuiltins,
+  type BuiltinTool,
+  type BuiltinToolsOptions,
+} from './tools/index.js';
 export {
   webSearchConfigFromEnv,
   type WebSearchConfig,
@@ -48,7 +56,31 @@ export {
   type WebSearchMetadata,
 } from './tools/web/web-search-config.js';
 export { Workspace, PathOutsideWorkspaceError } from './workspace.js';
+export { toDeepAgentsBackend, type DeepAgentsBackendOptions, type WorkspaceBackend } from './backend/deepagents.js';
+export type {
+  AnyBackendProtocol,
+  BackendProtocolV1,
+  BackendProtocolV2,
+  SandboxBackendProtocolV1,
+  SandboxBackendProtocolV2,
+  ExecuteResponse,
+  FileData,
+  FileInfo,
+  GrepMatch,
+} from './backend/protocol.js';
 export { Tenant } from './tenant.js';
+export type {
+  ToolStore,
+  StoreItem,
+  StoreSearchOptions,
+  StoreNamespace,
+  NamespaceContext,
+  StoreBinding,
+} from './store/types.js';
+export { encodeLabel, decodeLabel, NamespaceError, STATE_KINDS } from './store/namespace.js';
+export { MalformedRecordError } from './store/scope.js';
+export { redactUrl } from './store/url.js';
+export { openStore, type OpenedStore } from './store/open.js';
 export { ReadTracker } from './read-tracker.js';
 export { TodoStore, todoStoreOf, type TodoItem } from './tools/todo/store.js';
 export {
@@ -77,7 +109,16 @@ export {
   type McpToolInfo,
 } from './mcp/index.js';
 export { orderProgressBeforeResponses } from './mcp/progress-order.js';
-export { toolsForTurn, deferredTools, type DeferredTool, type ToolSearchMetadata } from './mcp/lazy.js';
+export {
+  toolsForTurn,
+  deferredTools,
+  deferTools,
+  undeferTools,
+  type DeferredTool,
+  type ToolSearchMetadata,
+  type DeferSpec,
+  type DeferOptions,
+} from './mcp/lazy.js';
 export { lazyToolsMiddleware } from './mcp/lazy-middleware.js';
 export {
   providerJsonSchema,
@@ -108,6 +149,15 @@ export {
   type LoopGuardOptions,
   type CheckEnvironment,
   type PolicyOptions,
+  type PolicyLayer,
+  type MergedPolicy,
 } from './policy/index.js';
 export { classifyCommand, type DangerLevel, type CommandClassification } from './tools/bash/danger.js';
+export type { SandboxMode, SandboxOptions, SandboxStatus } from './sandbox/types.js';
+export {
+  createSandboxExecutor,
+  type SandboxExecutor,
+  type SandboxExecutorOptions,
+  type SandboxExecuteResponse,
+} from './sandbox/executor.js';
 export { type BatchCall } from './batch.js';

@@ -2,7 +2,8 @@
  * The LangChain adapter: an initialised tool becomes a DynamicStructuredTool whose calls go through
  * the shared pipeline. Invoked with a ToolCall it returns a ToolMessage (content = output, artifact =
  * the structured result, status `error` on failure); progress goes to `onToolResult`, to
- * `config.writer` (LangGraph's `streamMode: 'custom'`) and to callback handlers (`streamEvents`).
+ * `config.writer` (LangGraph's `streamMode: 'custom'`), to LangChain core's tool events
+ * (`handleToolEvent`: LangGraph's `streamMode: 'tools'`) and to callback handlers (`streamEvents`).
  * Must not validate, time out or cap: those are the pipeline's; this file only adapts LangChain's calling convention.
  */
 import {
@@ -19,6 +20,8 @@ import type { JsonSchema } from './schema/portable.js';
 import { runCall, type PipelineHost } from './pipeline/call.js';
 import type { OnToolResult, ToolFinalUpdate, ToolUpdate } from './pipeline/types.js';
 import { resultText } from './result-text.js';
+import { RUN_CONFIGURABLE_KEY, RUN_STORE_KEY } from './store/scope.js';
+import { fitDescription } from './description-fit.js';
 
 /**
  * `@langchain/core/runnables` (the barrel ensureConfig and mergeConfigs live in), loaded by the first
@@ -49,6 +52,20 @@ export interface AdapterOptions {
   extra?: Record<string, unknown>;
   /** Send the OpenAI strict-mode form of the schema (optional fields required-nullable, no extra keys). */
   strict?: boolean;
+  /** A deferred tool: carries `extras: { defer_loading: true }` (offered through a tool search until found). */
+  deferLoading?: boolean;
+  /** Fit the description under this many characters (src/description-fit.ts). */
+  maxDescriptionChars?: number;
+}
+
+/** The description and schema a provider is sent. */
+function definitionFor(tool: Tool.Initialized, options: AdapterOptions): { description: string; schema: JsonSchema } {
+  // Providers see the portable JSON Schema (src/schema/); validation itself happens in the
+  // pipeline, against the zod schema, so that bad input becomes an actionable ToolMessage.
+  const schema = providerJsonSchema(tool, { strict: options.strict });
+  if (options.maxDescriptionChars === undefined) return { description: tool.description, schema };
+  const fitted = fitDescription(tool.id, tool.description, schema, options.maxDescriptionChars);
+  return { description: fitted.description, schema: fitted.schema };
 }
 
 type ToolCallLike = { type: 'tool_call'; id?: string; name: string; args: unknown };
@@ -82,16 +99,14 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
   ) {
     super({
       name: tool.id,
-      description: tool.description,
-      // Providers see the portable JSON Schema (src/schema/); validation itself happens in the
-      // pipeline, against the zod schema, so that bad input becomes an actionable ToolMessage.
-      schema: providerJsonSchema(tool, { strict: options.strict }),
+      ...definitionFor(tool, options),
       func: async (input, runManager, config) => {
         const final = await this.run(input, { signal: config?.signal, runManager });
         return [resultText(final), final.result];
       },
     });
     this.baseListeners = options.onToolResult ? [options.onToolResult] : [];
+    if (options.deferLoading) this.extras = { ...this.extras, defer_loading: true };
   }
 
   /**
@@ -106,6 +121,7 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
     const merged = ensureConfig(mergeConfigs(this.defaultConfig, config)) as ToolRunnableConfig & {
       writer?: (chunk: unknown) => void;
       state?: unknown;
+      store?: unknown;
     };
     const toolCall = isToolCall(input) ? input : (merged.toolCall as ToolCallLike | undefined);
     const args = isToolCall(input) ? input.args : input;
@@ -137,6 +153,9 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
       signal: merged.signal,
       writer: merged.writer,
       runManager,
+      // LangGraph hands a graph's store (compile({ store }), createAgent({ store })) to its tools here.
+      runStore: merged.store,
+      configurable: merged.configurable,
     });
     const content = resultText(final);
     const output = toolCallId
@@ -162,6 +181,8 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
       signal?: AbortSignal;
       writer?: (chunk: unknown) => void;
       runManager?: CallbackManagerForToolRun;
+      runStore?: unknown;
+      configurable?: Record<string, unknown>;
     },
   ): Promise<ToolFinalUpdate> {
     const { options, tool } = this;
@@ -182,17 +203,29 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
             timestamp: update.timestamp,
           };
           if (writer) writer(chunk);
-          if (runManager) void runManager.handleCustomEvent(PROGRESS_EVENT, chunk).catch(() => undefined);
+          if (runManager) {
+            // LangChain core's native tool event (what a tool whose call yields reports): LangGraph's
+            // `streamMode: 'tools'` streams it as `on_tool_event` with the tool call id.
+            void runManager.handleToolEvent(chunk).catch(() => undefined);
+            void runManager.handleCustomEvent(PROGRESS_EVENT, chunk).catch(() => undefined);
+          }
         },
       ];
     }
     let base = options.createContext(tool.id, callID);
     if (via.turn !== undefined && base.messageID === undefined) base = { ...base, messageID: via.turn };
     const signal = combineSignals(via.signal, options.signal);
+    let ctx = base.extra || !options.extra ? base : { ...base, extra: options.extra };
+    if (via.runStore) {
+      ctx = {
+        ...ctx,
+        extra: { ...ctx.extra, [RUN_STORE_KEY]: via.runStore, [RUN_CONFIGURABLE_KEY]: via.configurable },
+      };
+    }
     return runCall(options.host, {
       tool,
       args: input,
-      ctx: base.extra || !options.extra ? base : { ...base, extra: options.extra },
+      ctx,
       callID,
       signal,
       timeoutMs: options.timeoutMs,

@@ -1,6 +1,9 @@
 /**
  * Pending calls: the records a registry keeps for calls whose tool returned `Tool.pending`, their
  * late results (`submit`), expiry, and turning settled ones into messages for an agent's next turn.
+ * Records live in this process, or in the registry's store (src/store/) when it has one: then any
+ * process sharing the store and namespace can submit a result (accepted exactly once, by an atomic
+ * claim) and take it.
  * The pipeline only hands calls over (PipelineHost.pend); no tool logic lives here.
  */
 import { HumanMessage } from '@langchain/core/messages';
@@ -8,6 +11,7 @@ import type { Tool } from './tool.js';
 import type { PendRequest } from './pipeline/call.js';
 import type { PendingCall, ToolEvent, ToolFinalUpdate } from './pipeline/types.js';
 import { truncateOutput, type TruncateOptions } from './truncate.js';
+import type { ScopeContext, StoreScope } from './store/scope.js';
 
 /** Records a registry keeps at once (waiting ones plus settled ones not yet taken); the oldest settled one goes first. */
 export const MAX_PENDING_CALLS = 100;
@@ -19,6 +23,9 @@ export const MAX_PENDING_EXPIRY_MS = 24 * 60 * 60_000;
 /** What `submitResult` accepts: a full result, a text (the output), or an Error (the call failed). */
 export type LateResult = Tool.Result | string | Error;
 
+/** The version of a pending record in a store (`{ v, call }`). */
+const PENDING_RECORD_VERSION = 1;
+
 /** The pending-call records of one registry. */
 export class PendingCalls {
   private readonly calls = new Map<string, PendingCall>();
@@ -27,10 +34,14 @@ export class PendingCalls {
   constructor(
     private readonly emit: (event: ToolEvent) => void,
     private readonly truncate: TruncateOptions,
+    /** The store scope of a call's context, when the registry has a store. */
+    private readonly scopeOf: (ctx: ScopeContext) => StoreScope | undefined = () => undefined,
   ) {}
 
   /** Records a call; a refusal sentence when MAX_PENDING_CALLS calls are all still waiting. */
-  add(req: PendRequest): PendingCall | string {
+  add(req: PendRequest): PendingCall | string | Promise<PendingCall | string> {
+    const scope = this.scopeOf(req.ctx ?? { sessionID: req.sessionID });
+    if (scope) return this.addToStore(scope, req);
     if (this.calls.has(req.callID))
       return `Call id ${JSON.stringify(req.callID)} is already waiting for a late result. Use a new call id.`;
     if (this.calls.size >= MAX_PENDING_CALLS && !this.evictSettled())
@@ -38,32 +49,26 @@ export class PendingCalls {
         `Tool "${req.toolId}" could not wait for a late result: ${MAX_PENDING_CALLS} calls are already waiting. ` +
         'Do not start more such calls; go on without this result, or wait until earlier ones have arrived.'
       );
-    const now = Date.now();
-    const asked = req.options.expiresInMs;
-    const ms =
-      typeof asked === 'number' && Number.isFinite(asked) && asked > 0
-        ? Math.min(asked, MAX_PENDING_EXPIRY_MS)
-        : DEFAULT_PENDING_EXPIRY_MS;
-    const call: PendingCall = {
-      toolCallId: req.callID,
-      tool: req.toolId,
-      args: req.args,
-      sessionID: req.sessionID,
-      status: 'pending',
-      message: req.options.message ?? '',
-      createdAt: now,
-      expiresAt: now + ms,
-    };
+    const call = newCall(req);
+    const ms = call.expiresAt - call.createdAt;
     this.calls.set(call.toolCallId, call);
     const timer = setTimeout(() => this.expire(call), ms);
     timer.unref();
     this.timers.set(call.toolCallId, timer);
-    this.emit({ type: 'pending', toolId: call.tool, callID: call.toolCallId, call: { ...call }, timestamp: now });
+    this.emit({
+      type: 'pending',
+      toolId: call.tool,
+      callID: call.toolCallId,
+      call: { ...call },
+      timestamp: call.createdAt,
+    });
     return { ...call };
   }
 
   /** Delivers a late result; throws a sentence when no call with that id is waiting. */
-  async submit(toolCallId: string, result: LateResult): Promise<PendingCall> {
+  async submit(toolCallId: string, result: LateResult, ctx: ScopeContext = {}): Promise<PendingCall> {
+    const scope = this.scopeOf(ctx);
+    if (scope) return this.submitToStore(scope, toolCallId, result);
     const call = this.calls.get(toolCallId);
     if (!call) {
       const waiting = [...this.calls.values()].filter((c) => c.status === 'pending').map((c) => c.toolCallId);
@@ -72,10 +77,7 @@ export class PendingCalls {
           (waiting.length ? `Waiting: ${waiting.slice(0, 10).join(', ')}.` : 'No call is waiting.'),
       );
     }
-    if (call.status !== 'pending')
-      throw new Error(
-        `Call ${JSON.stringify(toolCallId)} is already ${call.status}; its result cannot be submitted again.`,
-      );
+    if (call.status !== 'pending') throw alreadySettled(call);
     // Settle first (synchronously), so a second submit or the expiry cannot race the capping below.
     call.status = 'resolved';
     this.clearTimer(toolCallId);
@@ -93,14 +95,23 @@ export class PendingCalls {
   }
 
   /** Snapshots of the records, optionally only one session's. */
-  list(filter: { sessionID?: string } = {}): PendingCall[] {
+  async list(filter: { sessionID?: string } = {}, ctx: ScopeContext = filter): Promise<PendingCall[]> {
+    const scope = this.scopeOf(ctx);
+    if (scope) {
+      const now = Date.now();
+      return (await this.storeCalls(scope))
+        .map((c) => (c.status === 'pending' && c.expiresAt <= now ? this.expired(c) : c))
+        .filter((c) => filter.sessionID === undefined || c.sessionID === filter.sessionID);
+    }
     return [...this.calls.values()]
       .filter((c) => filter.sessionID === undefined || c.sessionID === filter.sessionID)
       .map((c) => ({ ...c }));
   }
 
   /** Removes and returns the settled records (resolved or expired), optionally only one session's. */
-  takeSettled(filter: { sessionID?: string } = {}): PendingCall[] {
+  async takeSettled(filter: { sessionID?: string } = {}, ctx: ScopeContext = filter): Promise<PendingCall[]> {
+    const scope = this.scopeOf(ctx);
+    if (scope) return this.takeFromStore(scope, filter);
     const taken: PendingCall[] = [];
     for (const c of this.calls.values()) {
       if (c.status === 'pending' || !c.update) continue;
@@ -120,12 +131,20 @@ export class PendingCalls {
   private expire(call: PendingCall): void {
     this.timers.delete(call.toolCallId);
     if (call.status !== 'pending') return;
-    call.status = 'expired';
+    const { update } = Object.assign(call, this.expired(call));
+    this.emitExpired(call, update!);
+  }
+
+  /** The record `call` becomes when its deadline passed without a result. */
+  private expired(call: PendingCall): PendingCall {
     const message =
       `The late result of tool "${call.tool}" (call ${call.toolCallId}) did not arrive by ` +
       `${new Date(call.expiresAt).toISOString()}, so the call failed. Go on without it, or call the tool again if the result is still needed.`;
     const update = this.update(call, { title: call.tool, metadata: { error: message }, output: message }, message);
-    call.update = update;
+    return { ...call, status: 'expired', update };
+  }
+
+  private emitExpired(call: PendingCall, update: ToolFinalUpdate): void {
     this.emit({
       type: 'expired',
       toolId: call.tool,
@@ -186,6 +205,150 @@ export class PendingCalls {
     if (t) clearTimeout(t);
     this.timers.delete(id);
   }
+
+  // --- records in a store --------------------------------------------------------------------
+
+  private async addToStore(scope: StoreScope, req: PendRequest): Promise<PendingCall | string> {
+    const existing = await scope.get('pending', req.callID, parsePending);
+    if (existing)
+      return `Call id ${JSON.stringify(req.callID)} is already waiting for a late result. Use a new call id.`;
+    const waiting = (await this.storeCalls(scope)).filter((c) => c.status === 'pending').length;
+    if (waiting >= MAX_PENDING_CALLS)
+      return (
+        `Tool "${req.toolId}" could not wait for a late result: ${MAX_PENDING_CALLS} calls are already waiting. ` +
+        'Do not start more such calls; go on without this result, or wait until earlier ones have arrived.'
+      );
+    const call = newCall(req);
+    await scope.put('pending', call.toolCallId, record(call));
+    // This process expires the call on time; any process reading it after its deadline treats it as expired too.
+    const timer = setTimeout(() => {
+      this.timers.delete(call.toolCallId);
+      const expired = this.expired(call);
+      void scope
+        .claim('pending', call.toolCallId, 'status', 'pending', record(expired))
+        .then((won) => won && this.emitExpired(expired, expired.update!))
+        .catch(() => undefined);
+    }, call.expiresAt - call.createdAt);
+    timer.unref();
+    this.timers.set(call.toolCallId, timer);
+    this.emit({
+      type: 'pending',
+      toolId: call.tool,
+      callID: call.toolCallId,
+      call: { ...call },
+      timestamp: call.createdAt,
+    });
+    return { ...call };
+  }
+
+  private async submitToStore(scope: StoreScope, toolCallId: string, result: LateResult): Promise<PendingCall> {
+    const call = await scope.get('pending', toolCallId, parsePending);
+    if (!call) {
+      const waiting = (await this.storeCalls(scope)).filter((c) => c.status === 'pending').map((c) => c.toolCallId);
+      throw new Error(
+        `No call ${JSON.stringify(toolCallId)} is waiting for a result. ` +
+          (waiting.length ? `Waiting: ${waiting.slice(0, 10).join(', ')}.` : 'No call is waiting.'),
+      );
+    }
+    if (call.status === 'pending' && call.expiresAt <= Date.now()) {
+      await scope.claim('pending', toolCallId, 'status', 'pending', record(this.expired(call)));
+      throw alreadySettled({ ...call, status: 'expired' });
+    }
+    if (call.status !== 'pending') throw alreadySettled(call);
+    const update = await this.finalUpdate(call, result);
+    const resolved: PendingCall = { ...call, status: 'resolved', update };
+    // The claim is the one atomic step: of two processes submitting at once, exactly one wins.
+    if (!(await scope.claim('pending', toolCallId, 'status', 'pending', record(resolved)))) {
+      const now = await scope.get('pending', toolCallId, parsePending);
+      throw alreadySettled(now ?? { ...call, status: 'resolved' });
+    }
+    this.clearTimer(toolCallId);
+    this.emit({
+      type: 'resolved',
+      toolId: call.tool,
+      callID: toolCallId,
+      call: { ...resolved },
+      update,
+      timestamp: update.timestamp,
+    });
+    return { ...resolved };
+  }
+
+  private async takeFromStore(scope: StoreScope, filter: { sessionID?: string }): Promise<PendingCall[]> {
+    const now = Date.now();
+    const taken: PendingCall[] = [];
+    for (const c of await this.storeCalls(scope)) {
+      if (filter.sessionID !== undefined && c.sessionID !== filter.sessionID) continue;
+      const settled = c.status === 'pending' && c.expiresAt <= now ? this.expired(c) : c;
+      if (settled.status === 'pending' || !settled.update) continue;
+      // Claimed before it is handed out: two processes taking at once never both deliver it.
+      if (!(await scope.claim('pending', c.toolCallId, 'status', c.status, { ...record(settled), status: 'taken' })))
+        continue;
+      await scope.delete('pending', c.toolCallId);
+      this.clearTimer(c.toolCallId);
+      taken.push(settled);
+    }
+    return taken;
+  }
+
+  private async storeCalls(scope: StoreScope): Promise<PendingCall[]> {
+    const items = await scope.all('pending');
+    return items
+      .map((item) => scope.parsed('pending', item, parsePending))
+      .filter((c) => (c.status as string) !== 'taken');
+  }
+}
+
+function newCall(req: PendRequest): PendingCall {
+  const now = Date.now();
+  const asked = req.options.expiresInMs;
+  const ms =
+    typeof asked === 'number' && Number.isFinite(asked) && asked > 0
+      ? Math.min(asked, MAX_PENDING_EXPIRY_MS)
+      : DEFAULT_PENDING_EXPIRY_MS;
+  return {
+    toolCallId: req.callID,
+    tool: req.toolId,
+    args: req.args,
+    sessionID: req.sessionID,
+    status: 'pending',
+    message: req.options.message ?? '',
+    createdAt: now,
+    expiresAt: now + ms,
+  };
+}
+
+/** A store record of a call; `status` is a top-level field, so a claim can compare it. */
+function record(call: PendingCall): Record<string, unknown> {
+  return { v: PENDING_RECORD_VERSION, status: call.status, call: { ...call, args: call.args ?? null } };
+}
+
+function parsePending(value: Record<string, unknown>): PendingCall | undefined {
+  const c = value.call as Record<string, unknown> | undefined;
+  if (value.v !== PENDING_RECORD_VERSION || !c || typeof c !== 'object') return undefined;
+  const status = value.status;
+  if (
+    typeof c.toolCallId !== 'string' ||
+    typeof c.tool !== 'string' ||
+    typeof c.sessionID !== 'string' ||
+    typeof c.message !== 'string' ||
+    typeof c.createdAt !== 'number' ||
+    typeof c.expiresAt !== 'number' ||
+    !['pending', 'resolved', 'expired', 'taken'].includes(status as string) ||
+    (status !== 'pending' && (!c.update || typeof c.update !== 'object'))
+  )
+    return undefined;
+  return { ...(c as unknown as PendingCall), status: status as PendingCall['status'] };
+}
+
+/** The refusal of a second result: the call already completed (or expired). */
+function alreadySettled(call: PendingCall): Error {
+  const when = call.update ? ` at ${new Date(call.update.timestamp).toISOString()}` : '';
+  return new Error(
+    call.status === 'expired'
+      ? `Call ${JSON.stringify(call.toolCallId)} is already expired${when}: its deadline passed, so its result cannot be submitted. Start the call again if the result is still needed.`
+      : `Call ${JSON.stringify(call.toolCallId)} already completed${when} (already resolved): its result was accepted once and cannot be submitted again; this one was not used.`,
+  );
 }
 
 /**

@@ -36,7 +36,12 @@ import { executeBatch, type BatchCall } from './batch.js';
 import type { Policy } from './policy/policy.js';
 import type { CheckEnvironment } from './policy/checks.js';
 import { PendingCalls, type LateResult } from './pending.js';
+import { Telemetry, type TelemetryOptions } from './telemetry.js';
 import type { PendingCall } from './pipeline/types.js';
+import { installSandbox, type SandboxOptions, type SandboxRuntime, type SandboxStatus } from './sandbox/index.js';
+import type { NamespaceContext, StoreNamespace, ToolStore } from './store/types.js';
+import { storeScope } from './store/scope.js';
+import { storedApprovals } from './policy/approvals.js';
 
 /** Default number of tool calls a registry runs at once; more wait in a queue. */
 export const DEFAULT_CONCURRENCY = 8;
@@ -55,6 +60,19 @@ export interface RegistryOptions {
   policy?: Policy;
   /** The repeated-call guard (default: the policy's, else on at 3 identical calls in a row); `false` turns it off. */
   loopGuard?: GateOptions['loopGuard'];
+  /** The OS sandbox for bash and the processes built-in tools start (docs/sandbox.md); default mode `off`. */
+  sandbox?: SandboxOptions;
+  /**
+   * Where state that outlives the process lives (todo lists, memory notes, pending calls): any
+   * LangGraph `BaseStore`, or `openStore(url)`. Default: in this process (memory notes as files).
+   */
+  store?: ToolStore;
+  /** The namespace that state lives under (default: this registry's own); see docs/state.md. */
+  namespace?: StoreNamespace;
+  /** How the store is named in messages (default "the state store"; never put a password here). */
+  storeLabel?: string;
+  /** OpenTelemetry spans of calls (docs/telemetry.md): on when `@opentelemetry/api` and a provider are there. */
+  telemetry?: TelemetryOptions;
 }
 
 /** How a tool is registered; each field overrides what the tool declared in `Tool.define`. */
@@ -64,6 +82,8 @@ export interface RegisterOptions {
   /** A `.txt` whose (templated) text replaces the inline description. */
   descriptionPath?: string;
   danger?: Tool.DangerLevel;
+  /** `useless`: identical calls in a row never give anything new (see `Tool.About.repeats`). */
+  repeats?: 'useless';
   /** Replace an existing tool with the same id instead of throwing. */
   replace?: boolean;
 }
@@ -74,6 +94,7 @@ export interface RegistryEntry {
   permissions: ToolPermissions;
   descriptionPath?: string;
   danger?: Tool.DangerLevel;
+  repeats?: 'useless';
 }
 
 /** Builds the context of a call made by an agent: who is calling, in which session. */
@@ -99,6 +120,12 @@ export interface ToolsOptions {
    * or `bindTools(tools, { strict: true })`.
    */
   strict?: boolean;
+  /**
+   * Fit each description under this many characters, for endpoints that refuse longer ones (Azure
+   * OpenAI and several proxies: 1,024): the opening lines stay, lines about a parameter move into its
+   * description, the rest is left out with a pointer to `toolbelt run <tool> --help` (docs/providers.md).
+   */
+  maxDescriptionChars?: number;
 }
 
 /** Options of `execute()` beyond the contract's four arguments. */
@@ -127,6 +154,10 @@ export interface ToolSource {
   readonly kind: string;
   readonly name: string;
   close(): Promise<void>;
+  /** Called by `tools()` before it picks the tools it hands out (deferral plans its 'auto' set here). */
+  prepare?(initCtx: Tool.InitContext): Promise<void>;
+  /** The tools this source defers (offered through a search until found); see src/mcp/lazy.ts. */
+  deferredTools?(): ReadonlyArray<{ id: string }>;
 }
 
 const DEFAULT_INIT_CTX: Tool.InitContext = Object.freeze({});
@@ -159,15 +190,23 @@ export class ToolRegistryImpl {
   private readonly gate: PolicyGate;
   /** Calls whose tools returned `Tool.pending`, until their results are taken. */
   private readonly pendingCalls: PendingCalls;
+  /** The sandbox bash and the built-in tools' processes run in (probed once, on first use). */
+  private readonly sandboxRuntime: SandboxRuntime;
+  /** The spans of this registry's calls (and of `task`'s sub-agents). */
+  readonly telemetry: Telemetry;
 
   constructor(options: RegistryOptions = {}) {
     this.semaphore = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
     this.defaultTimeoutMs = validTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    this.tenant = new Tenant({ outputDir: options.truncate?.outputDir });
+    this.tenant = new Tenant({
+      outputDir: options.truncate?.outputDir,
+      store: { store: options.store, namespace: options.namespace, label: options.storeLabel },
+    });
     this.truncateOptions = { ...options.truncate, store: this.tenant.outputs };
     // Getters read the registry's current values (the timeout can change, subscribers come and go).
     const timeoutMs = () => this.defaultTimeoutMs;
     const subscribers = this.subscribers;
+    this.telemetry = new Telemetry(options.telemetry);
     this.host = {
       semaphore: this.semaphore,
       deadlines: new DeadlineQueue(),
@@ -181,16 +220,42 @@ export class ToolRegistryImpl {
       },
       record: (toolId, durationMs, error) => this.record(toolId, durationMs, error),
       authorize: (call) => this.gate.authorize(call),
+      checkUrl: (call, url) => this.gate.checkUrl(call, url),
+      settled: (call, output) => this.gate.settled(call, output),
       pend: (request) => this.pendingCalls.add(request),
+      telemetry: this.telemetry,
     };
-    this.pendingCalls = new PendingCalls((event) => this.emit(event), this.truncateOptions);
+    this.pendingCalls = new PendingCalls(
+      (event) => this.emit(event),
+      this.truncateOptions,
+      (ctx) => storeScope(this.tenant, ctx),
+    );
     this.onDispose(() => this.pendingCalls.dispose());
+    this.sandboxRuntime = installSandbox(this.tenant, options.sandbox, (sandbox) =>
+      this.emit({ type: 'sandbox', sandbox, timestamp: Date.now() }),
+    );
+    this.onDispose(() => this.sandboxRuntime.close());
     this.gate = new PolicyGate(
       (id) => {
         const entry = this.entries.get(id);
-        return entry && { permissions: entry.permissions.required, danger: entry.danger };
+        return entry && { permissions: entry.permissions.required, danger: entry.danger, repeats: entry.repeats };
       },
-      { policy: options.policy, loopGuard: options.loopGuard },
+      {
+        policy: options.policy,
+        loopGuard: options.loopGuard,
+        // sandbox.autoAllow: the policy asks whether a call's commands would run contained.
+        sandbox: (initCtx) => {
+          const sandbox = this.sandboxRuntime.optionsFor(initCtx);
+          return {
+            autoAllow: sandbox.autoAllow === true,
+            enabled: async () => (await this.sandboxRuntime.status(sandbox)).enabled,
+          };
+        },
+      },
+      (ctx) => {
+        const scope = storeScope(this.tenant, ctx);
+        return scope && storedApprovals(scope);
+      },
     );
   }
 
@@ -209,6 +274,14 @@ export class ToolRegistryImpl {
   /** Where the policy resolves paths for calls made under `initCtx` (for `policyMiddleware`'s `env`). */
   policyEnvironment(initCtx?: Tool.InitContext): CheckEnvironment {
     return this.gate.environment(initCtx);
+  }
+
+  /**
+   * Whether commands run in the OS sandbox under `initCtx` (its `sandbox` overriding the registry's),
+   * and why; the engine is probed once per registry. Also told to subscribers as a `sandbox` event.
+   */
+  sandboxStatus(initCtx?: Tool.InitContext): Promise<SandboxStatus> {
+    return this.sandboxRuntime.status(this.sandboxRuntime.optionsFor(initCtx));
   }
 
   /** Registers a tool with the permissions, `.txt` description and danger it declared, or those `options` give. */
@@ -232,6 +305,7 @@ export class ToolRegistryImpl {
       permissions: { required: [...permissions.required], optional: [...(permissions.optional ?? [])] },
       descriptionPath: options.descriptionPath ?? info.descriptionPath,
       danger: options.danger ?? info.danger,
+      repeats: options.repeats ?? info.repeats,
     });
     this.invalidate();
     return this;
@@ -348,7 +422,10 @@ export class ToolRegistryImpl {
   /** LangChain tools for `createAgent`, filtered by ids and/or permissions. */
   async tools(options: ToolsOptions = {}): Promise<StructuredToolInterface[]> {
     const initCtx = options.initCtx ?? DEFAULT_INIT_CTX;
+    for (const source of this.ownedSources) await source.prepare?.(initCtx);
     const selected = this.select(options);
+    // Deferred tools carry `extras.defer_loading` (providerToolSearchMiddleware, lazyToolsMiddleware).
+    const deferred = new Set([...this.ownedSources].flatMap((s) => s.deferredTools?.().map((t) => t.id) ?? []));
     // The tools handed out here, fixed now (a tool registered later is not among them either).
     const chosen = new Set(selected);
     const toolSet: Tool.ToolSet = { has: (id) => chosen.has(id) && this.entries.has(id) };
@@ -370,6 +447,8 @@ export class ToolRegistryImpl {
           timeoutMs: options.timeoutMs,
           signal: options.signal,
           strict: options.strict,
+          maxDescriptionChars: options.maxDescriptionChars,
+          ...(deferred.has(id) ? { deferLoading: true } : {}),
         }),
       ),
     );
@@ -448,18 +527,21 @@ export class ToolRegistryImpl {
    * Delivers the late result of a call whose tool returned `Tool.pending` (a text, a result, or an
    * Error for a failure); emits `resolved`. Throws when no call with that id is waiting.
    */
-  submitResult(toolCallId: string, result: LateResult): Promise<PendingCall> {
-    return this.pendingCalls.submit(toolCallId, result);
+  submitResult(toolCallId: string, result: LateResult, ctx?: NamespaceContext): Promise<PendingCall> {
+    return this.pendingCalls.submit(toolCallId, result, ctx);
   }
 
-  /** The pending-call records (waiting and settled, not yet taken), optionally one session's. */
-  pending(filter?: { sessionID?: string }): PendingCall[] {
-    return this.pendingCalls.list(filter);
+  /**
+   * The pending-call records (waiting and settled, not yet taken), optionally one session's. With a
+   * namespace function, `ctx` is what it is called with (default: the filter).
+   */
+  pending(filter?: { sessionID?: string }, ctx?: NamespaceContext): Promise<PendingCall[]> {
+    return this.pendingCalls.list(filter, ctx);
   }
 
   /** Removes and returns settled pending calls, for `lateResultMessages` on the agent's next turn. */
-  takeSettled(filter?: { sessionID?: string }): PendingCall[] {
-    return this.pendingCalls.takeSettled(filter);
+  takeSettled(filter?: { sessionID?: string }, ctx?: NamespaceContext): Promise<PendingCall[]> {
+    return this.pendingCalls.takeSettled(filter, ctx);
   }
 
   /** Takes ownership of a tool source (an MCP server connection adopts itself when made). */

@@ -9,11 +9,14 @@ import { randomUUID } from 'node:crypto';
 import type { Tool } from './tool.js';
 import { ReadTracker } from './read-tracker.js';
 import { OutputStore } from './output-store.js';
+import type { StoreBinding } from './store/types.js';
 
 /** Options of a tenant. */
 export interface TenantOptions {
   /** Save cut outputs exactly in this directory instead of a new private one. */
   outputDir?: string;
+  /** Where state that outlives the process lives (todo lists, memory notes, pending calls), and under which namespace. */
+  store?: StoreBinding;
 }
 
 /** The state of one registry. */
@@ -24,10 +27,13 @@ export class Tenant {
   readonly readTracker = new ReadTracker();
   /** Where full outputs of cut results are saved; only this tenant's tools may read them back. */
   readonly outputs: OutputStore;
+  /** The registry's store and namespace, when it was given one (see src/store/). */
+  readonly storeBinding?: StoreBinding;
   private readonly slots = new Map<symbol, unknown>();
 
   constructor(options: TenantOptions = {}) {
     this.outputs = new OutputStore(options.outputDir);
+    if (options.store?.store || options.store?.namespace) this.storeBinding = { ...options.store };
   }
 
   /** A tool's own piece of tenant state under `key`, made by `make` on first use. */

@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import type { ToolPermissions } from './permissions.js';
+import type { AnyBackendProtocol } from './backend/protocol.js';
 import { assertRepresentable, toolJsonSchema } from './schema/zod.js';
 
 // eslint-disable-next-line @typescript-eslint/no-namespace -- `Tool` (Tool.define, Tool.Context, ...) is the public contract's namespace
@@ -67,6 +68,12 @@ export namespace Tool {
     metadata(update: MetadataUpdate<M>): void;
     /** Extra, host-defined values (e.g. the registry itself for tools that run sub-agents). */
     extra?: Record<string, unknown>;
+    /**
+     * Asks the registry's policy about a URL the call is about to reach besides its arguments' (a
+     * redirect hop): resolves to undefined when it may go on, else a clause saying why not. Absent
+     * when the call runs outside a registry.
+     */
+    checkUrl?(url: string): Promise<string | undefined>;
   }
 
   /**
@@ -82,6 +89,12 @@ export namespace Tool {
     workspaceRoot?: string;
     /** More roots the sandbox accepts besides the workspace root. */
     additionalRoots?: string[];
+    /**
+     * Where the file tools' files live and bash's commands run instead of the local workspace: any
+     * deepagents backend (`BackendProtocolV2`; V1 is lifted; `SandboxBackendProtocolV2` for bash).
+     * Paths are then the backend's paths, never the host's. See docs/backends.md.
+     */
+    backend?: AnyBackendProtocol;
     /**
      * The tool set this tool is handed out in; the registry sets it, only for tools that declare
      * `perToolSet` (absent: no tool set, e.g. a program's own `registry.execute` without a grant).
@@ -113,6 +126,11 @@ export namespace Tool {
     /** Absolute path of a `.txt` description (see `descriptionBeside`). */
     descriptionPath?: string;
     danger?: DangerLevel;
+    /**
+     * `useless`: an identical call right after another never gives anything new (the loop guard
+     * refuses the `threshold`-th in a row on count alone, without looking at results).
+     */
+    repeats?: 'useless';
     /**
      * The definition depends on which other tools its tool set holds (tool_search lists them): the
      * registry initialises it once per tool set, with `initCtx.toolSet`, instead of once per init context.

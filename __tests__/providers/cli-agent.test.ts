@@ -100,6 +100,45 @@ describe.each(Object.entries(PROVIDERS))('toolbelt agent --model %s:…', (_name
     expect(offered).toEqual(expect.arrayContaining(['read', 'edit', 'bash', 'webfetch']));
   });
 
+  it('offers task with a general-purpose sub-agent on the same model and tools; --no-task leaves it out', async () => {
+    const subCall = p.api === 'anthropic' ? 'toolu_sub' : 'call_sub';
+    mock = await startMockProvider([
+      {
+        calls: [
+          {
+            name: 'task',
+            args: {
+              description: 'Find the script',
+              prompt: 'Where is the deploy script?',
+              subagent_type: 'general-purpose',
+            },
+          },
+        ],
+      },
+      { calls: [{ name: 'grep', args: { pattern: 'deploy' }, id: subCall }] },
+      (req) => ({ text: /notes\.md/.test(toolResults(req)[0]?.content ?? '') ? 'notes.md says ops/deploy.sh' : 'no' }),
+      (req) => ({ text: `Sub-agent: ${toolResults(req)[0]?.content ?? ''}` }),
+    ]);
+    const res = await toolbelt(['agent', 'Where is the deploy script?', '--model', p.model], p.env(mock.url));
+    expect([res.code, res.stdout.trim()]).toEqual([0, 'Sub-agent: notes.md says ops/deploy.sh']);
+    expect(mock.requests.map((r) => r.refused)).toEqual([undefined, undefined, undefined, undefined]);
+    const offered = (i: number) => sentTools(mock!.requests[i].api, mock!.requests[i].body).map((t) => t.name);
+    const task = sentTools(mock.requests[0].api, mock.requests[0].body).find((t) => t.name === 'task')!;
+    expect(task.description).toMatch(/general-purpose: A general-purpose agent with the same model and tools/);
+    // The sub-agent ran on the same model with the same tools, less task.
+    expect(offered(1)).toEqual(offered(0).filter((n) => n !== 'task'));
+    expect(mock.requests[1].body.model ?? mock.requests[1].path).toEqual(
+      mock.requests[0].body.model ?? mock.requests[0].path,
+    );
+    await mock.close();
+
+    mock = await startMockProvider([{ text: 'ok' }]);
+    const without = await toolbelt(['agent', 'hi', '--model', p.model, '--no-task'], p.env(mock.url));
+    expect(without.code).toBe(0);
+    expect(offered(0)).not.toContain('task');
+    expect(offered(0)).toContain('bash');
+  });
+
   // In-process (the CLI's own loader and error text, no process per case): 401 and 5xx.
   it('401: one line naming the key variable', async () => {
     mock = await startMockProvider([{ error: { status: 401 } }]);
@@ -220,4 +259,20 @@ it('--max-retries outside 0-10 is a usage error', async () => {
   });
   expect(res.code).toBe(2);
   expect(res.stderr).toMatch(/--max-retries must be a whole number from 0 to 10, got "99"/);
+});
+
+it('--max-description-chars 1024: a 1,024-character endpoint accepts every tool; without it the request is refused', async () => {
+  const p = PROVIDERS.openai;
+  mock = await startMockProvider([{ text: 'ok' }], { maxDescriptionChars: 1024 });
+  const refused = await toolbelt(['agent', 'hi', '--model', p.model, '--max-retries', '0'], p.env(mock.url));
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toMatch(/string too long/);
+  await mock.close();
+  mock = await startMockProvider([{ text: 'ok' }], { maxDescriptionChars: 1024 });
+  const ok = await toolbelt(['agent', 'hi', '--model', p.model, '--max-description-chars', '1024'], p.env(mock.url));
+  expect([ok.code, ok.stdout.trim()]).toEqual([0, 'ok']);
+  expect(sentTools('openai-chat', mock.requests[0].body).every((t) => (t.description ?? '').length <= 1024)).toBe(true);
+  const bad = await toolbelt(['agent', 'hi', '--model', p.model, '--max-description-chars', '100'], p.env(mock.url));
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toMatch(/--max-description-chars must be a whole number of at least 200/);
 });

@@ -159,7 +159,9 @@ describe('what the model is sent', () => {
   for (const api of APIS) {
     it(`${api}: before a search, the tool definitions are under 10% of all ${GENERATED} tools' definitions`, async () => {
       const sizes: number[] = [];
-      for (const offered of [tools, toolsForTurn(registry, tools, [])]) {
+      // Every tool in full (as definitions without the provider's defer flag), then what is offered before a search.
+      const everything = tools.map((t) => ({ name: t.name, description: t.description, schema: t.schema }));
+      for (const offered of [everything, toolsForTurn(registry, tools, [])]) {
         const mock = await startMockProvider([{ text: 'ok' }]);
         try {
           await chatModel(api, mock.url).bindTools!(offered).invoke([new HumanMessage('hi')]);

@@ -5,11 +5,13 @@
  * its real wire format, streamed or not as the request asks. It plays a script (one turn per
  * accepted request), records every request body, and refuses with the API's own 400 what the real
  * API refuses: invalid tool names, schema keywords outside the API's subset (see subsets.ts), a
- * tool call left without its result.
+ * tool call left without its result, deferred tools (`defer_loading`) without the API's tool-search
+ * tool (or where the API has none), the provider's tool search without what enables it, and — in
+ * the `maxDescriptionChars` mode of some OpenAI-compatible endpoints — descriptions over that length.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { apiViolations, sentTools, type Api } from './subsets.js';
+import { apiViolations, sentTools, serverTools, type Api } from './subsets.js';
 
 type Json = Record<string, unknown>;
 
@@ -66,8 +68,17 @@ export type ScriptStep = Turn | ((req: RecordedRequest) => Turn);
 let seq = 0;
 const nextId = (prefix: string) => `${prefix}${(++seq).toString(36).padStart(6, '0')}mock`;
 
+/** Options of `startMockProvider`. */
+export interface MockOptions {
+  /**
+   * Refuse tool descriptions longer than this, as Azure OpenAI and several OpenAI-compatible proxies
+   * do at 1,024 characters (OpenAI APIs only).
+   */
+  maxDescriptionChars?: number;
+}
+
 /** Starts a mock on a free loopback port, playing `script` in order across whichever APIs are called. */
-export async function startMockProvider(script: ScriptStep[]): Promise<MockProvider> {
+export async function startMockProvider(script: ScriptStep[], options: MockOptions = {}): Promise<MockProvider> {
   const queue = [...script];
   const requests: RecordedRequest[] = [];
   const server = http.createServer((req, res) => {
@@ -86,7 +97,7 @@ export async function startMockProvider(script: ScriptStep[]): Promise<MockProvi
       const stream = api === 'gemini' ? url.pathname.endsWith(':streamGenerateContent') : body.stream === true;
       const record: RecordedRequest = { api, path: url.pathname, body, stream, headers: req.headers };
       requests.push(record);
-      const refusal = validate(api, body);
+      const refusal = validate(api, body, req.headers, options);
       if (refusal) {
         record.refused = refusal;
         return sendError(res, api, 400, refusal);
@@ -135,15 +146,67 @@ function defaultCallId(api: Api): string {
 // ---------------------------------------------------------------------------------------------
 // Refusals the real APIs make
 
-function validate(api: Api, body: Json): string | undefined {
+function validate(api: Api, body: Json, headers: http.IncomingHttpHeaders, options: MockOptions): string | undefined {
   for (const tool of sentTools(api, body)) {
     const problems = apiViolations(api, tool);
     if (problems.length) return `Invalid schema for function '${tool.name}': ${problems[0]}`;
+  }
+  const deferral = deferralRefusal(api, body, headers);
+  if (deferral) return deferral;
+  const max = options.maxDescriptionChars;
+  if (max !== undefined && (api === 'openai-chat' || api === 'openai-responses')) {
+    const tools = sentTools(api, body);
+    const i = tools.findIndex((t) => (t.description ?? '').length > max);
+    if (i >= 0)
+      return `Invalid 'tools[${i}].function.description': string too long. Expected a string with maximum length ${max}, but got a string with length ${tools[i].description!.length} instead.`;
   }
   if (api === 'openai-chat') return openaiChatOrphans(body);
   if (api === 'openai-responses') return responsesOrphans(body);
   if (api === 'anthropic') return anthropicOrphans(body);
   return geminiOrphans(body);
+}
+
+/** Anthropic's tool-search tool types, and the beta that enables them. */
+const ANTHROPIC_SEARCH_TYPES = ['tool_search_tool_regex_20251119', 'tool_search_tool_bm25_20251119'];
+const ANTHROPIC_SEARCH_BETA = 'advanced-tool-use-2025-11-20';
+
+/**
+ * Deferred loading as each API defines it: Anthropic and OpenAI Responses accept `defer_loading:
+ * true` on a function tool only beside their tool-search tool (Anthropic's also needs its beta
+ * header); Chat Completions has neither, and Gemini knows no such field.
+ */
+function deferralRefusal(api: Api, body: Json, headers: http.IncomingHttpHeaders): string | undefined {
+  const tools = list(body.tools);
+  const deferred = sentTools(api, body).filter((t) => t.deferred);
+  const server = serverTools(api, body);
+  if (api === 'openai-chat') {
+    const i = tools.findIndex((t) => t.type !== 'function');
+    if (i >= 0)
+      return `Invalid value: '${String(tools[i].type)}'. Supported values are: 'function' and 'custom'. (param: tools[${i}].type)`;
+    const j = tools.findIndex((t) => 'defer_loading' in t);
+    if (j >= 0) return `Unrecognized request argument supplied: tools[${j}].defer_loading`;
+    return undefined;
+  }
+  if (api === 'openai-responses') {
+    if (deferred.length && !server.some((t) => t.type === 'tool_search'))
+      return `Tool '${deferred[0].name}' has defer_loading set, which requires the tool_search tool in 'tools'.`;
+    return undefined;
+  }
+  if (api === 'anthropic') {
+    const search = server.filter((t) => ANTHROPIC_SEARCH_TYPES.includes(String(t.type)));
+    const betas = String(headers['anthropic-beta'] ?? '')
+      .split(',')
+      .map((b) => b.trim());
+    if (search.length && !betas.includes(ANTHROPIC_SEARCH_BETA))
+      return `tools.${tools.indexOf(search[0])}: Input tag '${String(search[0].type)}' found using 'type' does not match any of the expected tags`;
+    if (deferred.length && !search.length)
+      return `Tool '${deferred[0].name}' has defer_loading: true, but no tool search tool (tool_search_tool_regex or tool_search_tool_bm25) is in 'tools'.`;
+    if (search.some((t) => t.defer_loading === true)) return 'The tool search tool itself cannot have defer_loading.';
+    return undefined;
+  }
+  if (tools.some((t) => list(t.functionDeclarations).some((f) => 'defer_loading' in f)))
+    return 'Invalid JSON payload received. Unknown name "defer_loading": Cannot find field.';
+  return undefined;
 }
 
 function list(v: unknown): Json[] {

@@ -1,5 +1,6 @@
 /**
- * `toolbelt agent "<task>"`: a LangChain createAgent loop with the registry's tools on one task.
+ * `toolbelt agent "<task>"`: a LangChain createAgent loop with the registry's tools on one task, and
+ * `task` with a general-purpose sub-agent on the same model and tools (unless --no-task).
  * Model loading, retries and error lines are chat-model.ts'; langchain is imported only here, lazily.
  * Must not set up the registry (command.ts) or format progress lines (progress.ts).
  */
@@ -12,8 +13,37 @@ import {
   describeModelError,
   loadChatModel,
 } from '../chat-model.js';
+import { MIN_DESCRIPTION_CHARS } from '../description-fit.js';
+import { registerBuiltinTools } from '../tools/index.js';
+import type { Tool } from '../tool.js';
 
-async function agent({ registry, initCtx, grant }: Setup, values: Values, task: string): Promise<number> {
+/** The sub-agent `toolbelt agent` offers through `task`. */
+export const GENERAL_PURPOSE_AGENT = 'general-purpose';
+
+/**
+ * Registers `task` with one sub-agent, `general-purpose`, on the same model with the same grant
+ * (so the same tools, less task itself), and returns the init context that configures it; undefined
+ * with --no-task, --no-builtins, a grant without execute, or a task a --tools module registered.
+ */
+function offerTask({ registry, initCtx, grant }: Setup, values: Values, model: unknown): Tool.InitContext | undefined {
+  if (values['no-task'] || values['no-builtins'] || !grant.includes('execute') || registry.has('task'))
+    return undefined;
+  registerBuiltinTools(registry, ['task']);
+  return {
+    ...initCtx,
+    subagents: {
+      [GENERAL_PURPOSE_AGENT]: {
+        model: model as object,
+        permissions: grant,
+        description:
+          'A general-purpose agent with the same model and tools as you: give it a self-contained task (research, a multi-step change) and it returns its final answer.',
+      },
+    },
+  };
+}
+
+async function agent(setup: Setup, values: Values, task: string): Promise<number> {
+  const { registry, initCtx, grant } = setup;
   const spec = (values.model as string | undefined) ?? process.env.TOOLBELT_MODEL;
   if (!spec)
     throw new UsageError(
@@ -21,9 +51,12 @@ async function agent({ registry, initCtx, grant }: Setup, values: Values, task: 
     );
   const maxRetries = parseMaxRetries(values['max-retries']);
   const model = await loadChatModel(spec, { maxRetries });
+  const maxDescriptionChars = parseMaxDescriptionChars(values['max-description-chars']);
+  const agentInit = offerTask(setup, values, model) ?? initCtx;
   const tools = await registry.tools({
     enabledPermissions: grant,
-    initCtx,
+    initCtx: agentInit,
+    ...(maxDescriptionChars === undefined ? {} : { maxDescriptionChars }),
     onToolResult: (u) => {
       if (u.status === 'running') process.stderr.write(`${progressLine(u)}\n`);
       else process.stderr.write(`[${u.toolId}] ${u.success ? 'done' : `failed: ${u.error}`} (${u.durationMs} ms)\n`);
@@ -53,6 +86,15 @@ async function agent({ registry, initCtx, grant }: Setup, values: Values, task: 
   }
 }
 
+function parseMaxDescriptionChars(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^\d+$/.test(value.trim()) || Number(value) < MIN_DESCRIPTION_CHARS)
+    throw new UsageError(
+      `--max-description-chars must be a whole number of at least ${MIN_DESCRIPTION_CHARS} (1024 for Azure OpenAI), got ${JSON.stringify(value)}.`,
+    );
+  return Number(value);
+}
+
 function parseMaxRetries(value: unknown): number {
   if (value === undefined) return DEFAULT_MAX_RETRIES;
   if (typeof value !== 'string' || !/^\d+$/.test(value.trim()) || Number(value) > MAX_RETRIES_LIMIT)
@@ -63,8 +105,14 @@ function parseMaxRetries(value: unknown): number {
 }
 
 export const agentCommand: Command = {
-  options: { model: { type: 'string' }, 'max-retries': { type: 'string' } },
+  options: {
+    model: { type: 'string' },
+    'max-retries': { type: 'string' },
+    'max-description-chars': { type: 'string' },
+    'no-task': { type: 'boolean' },
+  },
   positionals: [1, 1],
-  usage: 'toolbelt agent "<task>" --model provider:model [--max-retries N] [--permissions LIST] [--workspace DIR]',
+  usage:
+    'toolbelt agent "<task>" --model provider:model [--max-retries N] [--max-description-chars N] [--no-task] [--permissions LIST] [--workspace DIR]',
   run: (setup, values, positionals) => agent(setup, values, positionals[0]),
 };

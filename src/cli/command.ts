@@ -12,6 +12,10 @@ import { ALL_PERMISSIONS, parsePermissionList, type ToolPermission, type ToolPer
 import { builtinTools, registerBuiltinTools } from '../tools/index.js';
 import type { Tool } from '../tool.js';
 import { findPolicyFile, loadPolicyFile } from '../policy/policy.js';
+import { isSandboxMode, SANDBOX_MODES } from '../sandbox/options.js';
+import type { SandboxOptions } from '../sandbox/types.js';
+import type { OpenedStore } from '../store/postgres.js';
+import { openCliStore, storeNamespaceOf, storeUrlOf } from './store.js';
 
 /** A usage mistake: exit code 2 and a hint. */
 export class UsageError extends Error {}
@@ -35,6 +39,9 @@ export const COMMON: ParseArgsConfig['options'] = {
   'rest-config': { type: 'string' },
   'no-builtins': { type: 'boolean' },
   policy: { type: 'string' },
+  sandbox: { type: 'string' },
+  store: { type: 'string' },
+  'store-namespace': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 };
 
@@ -58,6 +65,10 @@ export interface Setup {
   grant: ToolPermission[];
   /** The policy file in use (--policy FILE, else ./toolbelt.policy.json when present). */
   policyFile?: string;
+  /** The state store of --store / $TOOLBELT_STORE_URL, when one was given (closed by `close`). */
+  store?: OpenedStore;
+  /** Ends what the setup opened (the store's connections). */
+  close?: () => Promise<void>;
 }
 
 /** Builds the registry the common flags describe (built-ins, --tools modules, --mcp-config servers, --rest-config APIs). */
@@ -80,7 +91,36 @@ export async function makeRegistry(values: Values, ownsPolicy = false): Promise<
   }
   const policyFile = await policyFileFor(values);
   const policy = policyFile && !ownsPolicy ? await readPolicy(policyFile) : undefined;
-  const registry = createRegistry({ policy });
+  // `toolbelt policy` reads its file itself, but explain needs the file's sandbox (autoAllow) too.
+  const fileSandbox =
+    policy?.sandbox ??
+    (ownsPolicy && policyFile
+      ? await loadPolicyFile(policyFile).then(
+          (p) => p.sandbox,
+          () => undefined,
+        )
+      : undefined);
+  const sandbox = sandboxOptions(values, fileSandbox);
+  const storeUrl = storeUrlOf(values);
+  const namespace = storeNamespaceOf(values);
+  if (typeof namespace === 'string') throw new UsageError(namespace);
+  const store =
+    storeUrl === undefined
+      ? undefined
+      : await openCliStore(storeUrl).catch((err: Error) => {
+          throw new UsageError(err.message);
+        });
+  const registry = createRegistry({
+    policy,
+    sandbox,
+    store,
+    namespace: store && namespace,
+    storeLabel: store?.label,
+  });
+  // The sandbox is probed when bash is first set up; when it cannot contain commands, say so once.
+  registry.on('sandbox', ({ sandbox: status }) => {
+    if (!status.enabled && status.mode !== 'off') process.stderr.write(`toolbelt: ${status.reason}\n`);
+  });
   // task delegates to sub-agents, which are chat models configured in code (initCtx.subagents); the
   // command line cannot configure them, so task could only ever fail here and is not offered.
   // A --tools module can register it with sub-agents. web_search without a configured backend is
@@ -114,7 +154,15 @@ export async function makeRegistry(values: Values, ownsPolicy = false): Promise<
       throw new UsageError((err as Error).message);
     }
   }
-  return { registry, initCtx, grant, policyFile };
+  return { registry, initCtx, grant, policyFile, store, close: store && (() => store.close()) };
+}
+
+/** The sandbox: the policy file's `"sandbox"`, its mode replaced by `--sandbox` (default `auto`). */
+function sandboxOptions(values: Values, fromFile: SandboxOptions | undefined): SandboxOptions {
+  const flag = values.sandbox;
+  if (flag !== undefined && !isSandboxMode(flag))
+    throw new UsageError(`--sandbox ${JSON.stringify(flag)} is not a mode. Use one of ${SANDBOX_MODES.join(', ')}.`);
+  return { ...fromFile, mode: flag ?? fromFile?.mode ?? 'auto' };
 }
 
 /** `--policy FILE`, else `toolbelt.policy.json` in the working directory when there is one. */

@@ -6,6 +6,9 @@ import type { Command, Setup, Values } from './command.js';
 import { builtinTools, unregisteredBuiltins } from '../tools/index.js';
 import { isAllowed } from '../permissions.js';
 
+/** Built-in tools whose processes the sandbox contains. */
+const CONTAINED_TOOLS = ['bash', 'grep'];
+
 async function list({ registry, initCtx, grant }: Setup, values: Values): Promise<number> {
   const ids = registry.enabled(grant);
   // Built-ins the permissions allow but that need configuration and have none: said on stderr, so
@@ -26,11 +29,16 @@ async function list({ registry, initCtx, grant }: Setup, values: Values): Promis
   );
   if (values.json) {
     const { z } = await import('zod');
+    // The tools that start processes say whether those run in the OS sandbox, and why (not).
+    const sandbox = rows.some((r) => CONTAINED_TOOLS.includes(r.name))
+      ? await registry.sandboxStatus(initCtx)
+      : undefined;
     const out = rows.map(({ name, permissions, description, tool }) => ({
       name,
       permissions,
       description,
       inputSchema: tool.jsonSchema ?? z.toJSONSchema(tool.parameters, { io: 'input', unrepresentable: 'any' }),
+      ...(sandbox && CONTAINED_TOOLS.includes(name) ? { sandbox } : {}),
     }));
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     return 0;

@@ -9,7 +9,7 @@ const MCP_TOKEN_ENV = 'TOOLBELT_MCP_TOKEN';
 
 const HTTP_ONLY = ['host', 'token', 'allow-origin', 'stateless'] as const;
 
-async function mcp({ registry, initCtx, grant }: Setup, values: Values): Promise<number> {
+async function mcp({ registry, initCtx, grant, store }: Setup, values: Values): Promise<number> {
   const { serveMcp } = await import('../mcp/index.js');
   if (values.http === undefined) {
     for (const flag of HTTP_ONLY) {
@@ -49,7 +49,7 @@ async function mcp({ registry, initCtx, grant }: Setup, values: Values): Promise
     throw err;
   }
   process.stderr.write(
-    `toolbelt: serving ${registry.enabled(grant).length} tools over MCP Streamable HTTP${stateless ? ' (stateless)' : ''} at ${serving.url}${token ? ' (bearer token required)' : ''}\n`,
+    `toolbelt: serving ${registry.enabled(grant).length} tools over MCP Streamable HTTP${stateless ? ' (stateless)' : ''} at ${serving.url}${token ? ' (bearer token required)' : ''}${store ? `, state in the ${store.label}` : ''}\n`,
   );
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);

@@ -1,7 +1,8 @@
 /**
  * `toolbelt policy`: `explain <tool> '<json args>'` prints the decision for a call and the rule that
  * made it; `check [FILE]` validates a policy file, naming the line and field of each problem;
- * `show` prints the policy in use (the file's, else the default). Nothing is run.
+ * `show` prints the merged policy in use (the file's rules layered over the defaults, and the
+ * precedence). Nothing is run.
  * Must not judge a call itself: decisions are Policy.decide's (policy/), file checks policy/rules.ts'.
  */
 import { readFile } from 'node:fs/promises';
@@ -45,7 +46,11 @@ async function explain(
     process.stdout.write(`${JSON.stringify(decision, null, 2)}\n`);
     return 0;
   }
-  const from = setup.policyFile ? `policy ${setup.policyFile}` : 'the default policy';
+  const from = !setup.policyFile
+    ? 'the default policy'
+    : policy.extendsDefaults
+      ? `policy ${setup.policyFile}, layered over the default policy`
+      : `policy ${setup.policyFile}, which replaces the default policy ("extends": false)`;
   const lines = [`${decision.action.toUpperCase()}  ${decision.reason}`, `  (${from})`];
   if (decision.checks.length > 1) {
     lines.push('Checks:');
@@ -68,12 +73,39 @@ async function check(setup: Setup, fileArg: string | undefined): Promise<number>
   }
   try {
     const config = parsePolicyText(text, file);
-    process.stdout.write(`${file}: OK (${config.rules.length} rules, default "${config.default ?? 'allow'}").\n`);
+    const layered = config.extends === false ? 'replaces the default policy' : 'layered over the default policy';
+    process.stdout.write(
+      `${file}: OK (${config.rules.length} rules, default "${config.default ?? 'allow'}", ${layered}).\n`,
+    );
     return 0;
   } catch (err) {
     process.stderr.write(`toolbelt: ${(err as Error).message}\n`);
     return 1;
   }
+}
+
+/** The merged policy: JSON with `--json`, else each layer's rules in precedence order. */
+async function show(setup: Setup, values: Values): Promise<number> {
+  const merged = (await activePolicy(setup)).merged();
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(merged, null, 2)}\n`);
+    return 0;
+  }
+  const source = setup.policyFile ?? 'no policy file';
+  const lines = [
+    `Policy: ${source}${merged.extends ? ', layered over the default policy' : ' ("extends": false: the default policy is not applied)'}.`,
+    `Default action: ${merged.default}. Loop guard: ${merged.loopGuard === false ? 'off' : JSON.stringify(merged.loopGuard)}.`,
+    `Precedence: ${merged.precedence.join(' > ')}.`,
+  ];
+  for (const { layer, rules } of merged.layers) {
+    const name = layer === 'policy' ? `Rules of ${source}` : 'Default rules';
+    lines.push(`${name} (${rules.length}):`);
+    rules.forEach((r, i) =>
+      lines.push(`  ${layer === 'defaults' ? 'default rule' : 'rule'} #${i + 1} ${JSON.stringify(r)}`),
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return 0;
 }
 
 async function policy(setup: Setup, values: Values, positionals: string[]): Promise<number> {
@@ -85,8 +117,7 @@ async function policy(setup: Setup, values: Values, positionals: string[]): Prom
       if (b !== undefined) throw new UsageError(`"toolbelt policy check" takes at most one file.\nUsage: ${USAGE}`);
       return check(setup, a);
     case 'show':
-      process.stdout.write(`${JSON.stringify((await activePolicy(setup)).toJSON(), null, 2)}\n`);
-      return 0;
+      return show(setup, values);
     default:
       throw new UsageError(
         `Unknown policy subcommand ${JSON.stringify(sub)}. Use explain, check or show.\nUsage: ${USAGE}`,

@@ -1,14 +1,19 @@
 /**
- * Lazy (deferred) MCP tools: a `lazy: true` server's tools are registered in full, but a model is
- * offered only their names (and one-line summaries when they fit TOOL_SEARCH_MAX_DESCRIPTION_CHARS)
- * — in the description of `tool_search` — until a search finds them; `toolsForTurn` then binds the
- * found ones for the rest of the run. tool_search lists and finds only the deferred tools of its
- * own tool set (its grant) that the policy does not deny.
- * Holds the search tool and the per-turn selection; no MCP SDK and no langchain (lazy-middleware.ts loads that).
+ * Deferred tools: a `lazy: true` MCP server's tools, and built-in or user tools deferred with
+ * `deferTools` (`registerBuiltinTools(registry, { defer })`, by id or 'auto' under a size budget),
+ * are registered in full, but a model is offered only their names (and one-line summaries when they
+ * fit TOOL_SEARCH_MAX_DESCRIPTION_CHARS) — in the description of `tool_search` — until a search
+ * finds them; `toolsForTurn` then binds the found ones for the rest of the run. Handed to LangChain
+ * they carry `extras.defer_loading`, so langchain's `providerToolSearchMiddleware` can defer them to
+ * the provider's own search instead. tool_search lists and finds only the deferred tools of its own
+ * tool set (its grant) that the policy does not deny.
+ * Holds the search tool, the deferral of registered tools and the per-turn selection; no MCP SDK and
+ * no langchain (lazy-middleware.ts loads that).
  */
 import { z } from 'zod';
 import { Tool } from '../tool.js';
 import type { ToolRegistryImpl, ToolSource } from '../registry.js';
+import { providerJsonSchema } from '../schema/index.js';
 import { MCP_NAME_SEPARATOR } from './import.js';
 
 /** The id of the search tool a registry gets while it holds deferred tools. */
@@ -22,6 +27,12 @@ export const TOOL_SEARCH_MAX_RESULTS = 20;
  * as fit and a count of the rest. Equal to the longest description toolbelt sends any provider.
  */
 export const TOOL_SEARCH_MAX_DESCRIPTION_CHARS = 4096;
+
+/**
+ * The size 'auto' deferral keeps the tool definitions under (characters of the OpenAI Chat
+ * definitions: name, description, parameters), counting `tool_search`'s own definition.
+ */
+export const DEFER_AUTO_BUDGET_CHARS = 12_000;
 
 /** Marks the registry entry as ours, so that a user's own `tool_search` is never replaced or removed. */
 const OURS = Symbol.for('agent-toolbelt.tool_search');
@@ -52,12 +63,180 @@ export interface ToolSearchMetadata extends Tool.Metadata {
   deferred: number;
 }
 
-/** Every deferred tool of `registry`, in the order its sources registered them. */
+/**
+ * Every deferred tool of `registry`, in the order its sources registered them. A deferred built-in
+ * or user tool's summary and description are known once a tool set has initialised it (empty before).
+ */
 export function deferredTools(registry: ToolRegistryImpl): DeferredTool[] {
   return registry
     .sources()
     .flatMap((s) => (isDeferring(s) ? s.deferredTools() : []))
     .filter((t) => registry.has(t.id));
+}
+
+/** The deferred tools as a tool set initialised under `initCtx` describes them. */
+async function catalogOf(registry: ToolRegistryImpl, initCtx: Tool.InitContext): Promise<DeferredTool[]> {
+  const out: DeferredTool[] = [];
+  for (const s of registry.sources()) {
+    if (s instanceof RegistryDeferral) out.push(...(await s.describe(initCtx)));
+    else if (isDeferring(s)) out.push(...s.deferredTools().filter((t) => registry.has(t.id)));
+  }
+  return out;
+}
+
+/** What `deferTools` takes: ids, or `'auto'` (least-used first, until the definitions fit `budgetChars`). */
+export type DeferSpec = readonly string[] | 'auto';
+
+/** Options of `deferTools`. */
+export interface DeferOptions {
+  /** For 'auto': the budget (default DEFER_AUTO_BUDGET_CHARS). */
+  budgetChars?: number;
+}
+
+/**
+ * Defers registered tools (built-ins or your own) like a lazy MCP server's: offered through
+ * `tool_search` (or the provider's own search) until found. `ids` are deferred as given; with
+ * `'auto'`, the tools of `candidates` (default: every registered tool; listed most used first) are
+ * deferred least-used first — fewest calls in `registry.stats()`, then the later in `candidates` —
+ * each time a tool set is handed out, until its definitions and tool_search's fit `budgetChars`;
+ * nothing is deferred while they fit. Call again to add ids; `undeferTools` takes them back.
+ */
+export function deferTools(
+  registry: ToolRegistryImpl,
+  spec: DeferSpec,
+  options: DeferOptions & { candidates?: readonly string[] } = {},
+): void {
+  const deferral = registryDeferral(registry);
+  if (spec === 'auto') {
+    deferral.auto = {
+      budgetChars: options.budgetChars ?? DEFER_AUTO_BUDGET_CHARS,
+      candidates: options.candidates,
+    };
+  } else {
+    for (const id of spec) {
+      if (!registry.has(id)) throw new Error(registry.unknownToolMessage(id));
+      if (id === TOOL_SEARCH_ID)
+        throw new Error(`"${TOOL_SEARCH_ID}" cannot be deferred: it is how deferred tools are found.`);
+      deferral.fixed.add(id);
+    }
+  }
+  syncToolSearch(registry);
+}
+
+/** Takes tools back from deferral (all of them, and 'auto', when `ids` is absent). */
+export function undeferTools(registry: ToolRegistryImpl, ids?: readonly string[]): void {
+  const deferral = registry.sources().find((s): s is RegistryDeferral => s instanceof RegistryDeferral);
+  if (!deferral) return;
+  if (ids) for (const id of ids) deferral.fixed.delete(id);
+  else {
+    deferral.fixed.clear();
+    deferral.auto = undefined;
+    deferral.planned.clear();
+  }
+  syncToolSearch(registry);
+}
+
+function registryDeferral(registry: ToolRegistryImpl): RegistryDeferral {
+  let deferral = registry.sources().find((s): s is RegistryDeferral => s instanceof RegistryDeferral);
+  if (!deferral) registry.adopt((deferral = new RegistryDeferral(registry)));
+  return deferral;
+}
+
+/** The characters of one tool's OpenAI Chat definition (what the 'auto' budget counts). */
+function definitionChars(tool: Tool.Initialized): number {
+  return JSON.stringify({
+    type: 'function',
+    function: { name: tool.id, description: tool.description, parameters: providerJsonSchema(tool) },
+  }).length;
+}
+
+/** Built-in and user tools deferred in one registry: a tool source the registry owns. */
+class RegistryDeferral implements DeferringSource {
+  readonly kind = 'defer';
+  readonly name = 'deferred';
+  /** Deferred by id. */
+  readonly fixed = new Set<string>();
+  /** Deferred by the last 'auto' plan. */
+  readonly planned = new Set<string>();
+  auto?: { budgetChars: number; candidates?: readonly string[] };
+  /** Descriptions as the last tool set initialised them. */
+  private readonly described = new Map<string, string>();
+
+  constructor(private readonly registry: ToolRegistryImpl) {}
+
+  private ids(): string[] {
+    return this.registry.ids().filter((id) => this.fixed.has(id) || this.planned.has(id));
+  }
+
+  deferredTools(): DeferredTool[] {
+    return this.ids().map((id) => entry(id, this.described.get(id) ?? ''));
+  }
+
+  async describe(initCtx: Tool.InitContext): Promise<DeferredTool[]> {
+    return Promise.all(
+      this.ids().map(async (id) => {
+        const description = (await this.registry.initialized(id, initCtx)).description;
+        this.described.set(id, description);
+        return entry(id, description);
+      }),
+    );
+  }
+
+  /** Before a tool set is handed out: the 'auto' plan for it. */
+  async prepare(initCtx: Tool.InitContext): Promise<void> {
+    if (!this.auto) return;
+    const { budgetChars, candidates } = this.auto;
+    const registry = this.registry;
+    const others = registry.sources().flatMap((s) => (s !== this && isDeferring(s) ? s.deferredTools() : []));
+    const otherIds = new Set(others.map((t) => t.id));
+    const offered = registry.ids().filter((id) => id !== TOOL_SEARCH_ID && !otherIds.has(id));
+    const tools = new Map(
+      (await Promise.all(offered.map((id) => registry.initialized(id, initCtx)))).map((t) => [t.id, t]),
+    );
+    const deferred: DeferredTool[] = [
+      ...others,
+      ...offered.filter((id) => this.fixed.has(id)).map((id) => entry(id, tools.get(id)!.description)),
+    ];
+    const eager = offered.filter((id) => !this.fixed.has(id));
+    const size = new Map(eager.map((id) => [id, definitionChars(tools.get(id)!)]));
+    let total = eager.reduce((n, id) => n + size.get(id)!, 0);
+    const over = () => total + (deferred.length ? searchChars(deferred) : 0) > budgetChars;
+    this.planned.clear();
+    // Least used first: fewest calls, then the later in `candidates` (or registration) order.
+    const rank = new Map((candidates ?? eager).map((id, i) => [id, i]));
+    const calls = (id: string) => registry.stats(id)?.calls ?? 0;
+    const queue = eager.filter((id) => rank.has(id)).sort((a, b) => calls(a) - calls(b) || rank.get(b)! - rank.get(a)!);
+    for (const id of queue) {
+      if (!over()) break;
+      this.planned.add(id);
+      deferred.push(entry(id, tools.get(id)!.description));
+      total -= size.get(id)!;
+    }
+    syncToolSearch(registry);
+  }
+
+  close(): Promise<void> {
+    this.fixed.clear();
+    this.planned.clear();
+    this.auto = undefined;
+    this.registry.release(this);
+    syncToolSearch(this.registry);
+    return Promise.resolve();
+  }
+}
+
+/** The characters of tool_search's OpenAI Chat definition while `deferred` are deferred. */
+function searchChars(deferred: readonly DeferredTool[]): number {
+  const schema = providerJsonSchema({ id: TOOL_SEARCH_ID, parameters: (parameters ??= searchParameters()) });
+  return JSON.stringify({
+    type: 'function',
+    function: { name: TOOL_SEARCH_ID, description: describeCatalog(deferred), parameters: schema },
+  }).length;
+}
+
+function entry(id: string, description: string): DeferredTool {
+  const first = (description.trim().split(/\n|(?<=\.)\s/)[0] ?? '').trim();
+  return { id, server: '', summary: first.length > 120 ? `${first.slice(0, 117)}...` : first, description };
 }
 
 /** Registers `tool_search` while `registry` holds deferred tools, and removes it when none are left. */
@@ -123,7 +302,7 @@ async function availableTools(
   toolSet: Tool.ToolSet | undefined,
   initCtx: Tool.InitContext,
 ): Promise<DeferredTool[]> {
-  const catalog = deferredTools(registry).filter((t) => !toolSet || toolSet.has(t.id));
+  const catalog = (await catalogOf(registry, initCtx)).filter((t) => !toolSet || toolSet.has(t.id));
   const policy = registry.policy;
   if (!policy || !catalog.length) return catalog;
   // An MCP tool's call is judged by its id, permissions and server alone (policy/checks.ts), never

@@ -100,6 +100,19 @@ export function annotationsFor(
   return { ...derived, ...own };
 }
 
+/**
+ * The `_meta` key a client may name its session with on `tools/call`: a stateless server (where
+ * every request is a new connection) and replicas sharing a store then keep that session's state
+ * (todo lists, pending calls) across requests and processes.
+ */
+export const MCP_SESSION_META_KEY = 'agent-toolbelt/session';
+const CLIENT_SESSION = /^[A-Za-z0-9._:@-]{1,128}$/;
+
+function clientSession(meta: Record<string, unknown> | undefined): string | undefined {
+  const named = meta?.[MCP_SESSION_META_KEY];
+  return typeof named === 'string' && CLIENT_SESSION.test(named) ? `mcp-client-${named}` : undefined;
+}
+
 /** A low-level MCP `Server` serving `registry`; connect it to any transport (stdio, HTTP, in-memory). */
 export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOptions = {}): Server {
   const grant = toGrantSet(options.permissions ?? ALL_PERMISSIONS);
@@ -152,7 +165,7 @@ export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOp
     const final = await registry.execute(
       name,
       request.params.arguments ?? {},
-      { sessionID, messageID: String(extra.requestId), agent: 'mcp' },
+      { sessionID: clientSession(request.params._meta) ?? sessionID, messageID: String(extra.requestId), agent: 'mcp' },
       initCtx,
       {
         enabledPermissions: grant,

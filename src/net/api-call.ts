@@ -5,9 +5,10 @@
  */
 import type { Tool } from '../tool.js';
 import { formatBytes } from '../format.js';
-import { scrubText } from './scrub.js';
-import type { CompiledPolicy } from './ssrf.js';
-import { renderBody, sendHttp, statusFailure, type HttpExchangeRequest } from './http.js';
+import { scrubText, sentSecretForms } from './scrub.js';
+import { assertUrlAllowed, type CompiledPolicy } from './ssrf.js';
+import { renderBody, sendHttp, statusFailure, type HttpExchangeRequest, type HttpExchangeResponse } from './http.js';
+import { hostMatches } from './redirects.js';
 import { ResponseCache } from './response-cache.js';
 
 /** What an API tool's result reports besides its text. */
@@ -30,47 +31,64 @@ export interface ApiCallOptions {
   policy: CompiledPolicy;
   allowedHosts?: readonly string[];
   timeoutMs: number;
-  /** Values that must never be shown: scrubbed (raw, URL-encoded and decoded) from results, errors and progress. */
+  /**
+   * Values that must never be shown: scrubbed from results, errors and progress in every form the
+   * request carries them (see `sentSecretForms`: encodings, Basic credentials, header values).
+   */
   secrets: readonly string[];
-  /** Serve identical GETs from this cache for `ttlMs`. */
-  cache?: { store: ResponseCache; ttlMs: number };
+  /**
+   * Serve identical GETs from this cache for `ttlMs`. `owner` names the tool (its id); entries are
+   * keyed by it and by the guard settings (policy, allowed hosts), and a hit is checked again
+   * against them before it is served.
+   */
+  cache?: { store: ResponseCache; ttlMs: number; owner: string };
   ctx: Tool.Context;
 }
 
-/** Every form a secret may take in text we show: as given, URL-encoded, form-encoded and decoded. */
-export function secretForms(secrets: readonly string[]): string[] {
-  const out = new Set<string>();
-  for (const s of secrets) {
-    // Too short to scrub without mangling ordinary text; a secret that short is not a secret.
-    if (s.length < 4) continue;
-    out.add(s);
-    out.add(encodeURIComponent(s));
-    out.add(new URLSearchParams({ s }).toString().slice(2));
-    try {
-      out.add(decodeURIComponent(s));
-    } catch {
-      // not percent-encoded
-    }
-  }
-  // Longest first, so a secret inside a longer one's encoding is not half-replaced.
-  return [...out].sort((a, b) => b.length - a.length);
+/** Who owns a cache entry: the tool and the guard it runs under (the same tool under another policy is another owner). */
+function cacheOwner(options: ApiCallOptions): string {
+  const { source } = options.policy;
+  return JSON.stringify([
+    options.cache?.owner ?? '',
+    options.policy.allowPrivateNetwork,
+    [...(source.allow ?? [])].sort(),
+    [...(source.deny ?? [])].sort(),
+    options.allowedHosts ? [...options.allowedHosts].map((h) => h.toLowerCase()).sort() : null,
+  ]);
 }
 
-/** The user and password of a URL string (`scheme://user:pass@host`), to scrub from what is shown. */
-export function urlCredentials(raw: string): string[] {
-  const m = /^\s*[a-z][a-z0-9+.-]*:\/\/([^/?#\s]*)@/i.exec(raw);
-  return m ? m[1].split(':').filter(Boolean) : [];
+/**
+ * Whether a cached response may be served to this call: every URL it came through (the request's
+ * and the final one, and any hop, though answers reached through a redirect are not stored) passes
+ * this call's host allowlist and address policy, as a fresh exchange would have to. A refused hit
+ * is not served: the call goes out and is refused there.
+ */
+function servable(response: HttpExchangeResponse, options: ApiCallOptions): boolean {
+  const hops = [options.request.url, ...response.redirects.map((r) => new URL(r)), response.finalUrl];
+  return hops.every((url) => {
+    if (options.allowedHosts && !hostMatches(url.hostname, options.allowedHosts)) return false;
+    try {
+      assertUrlAllowed(url, options.policy);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Runs the call and returns its result; throws an `Error` whose message is scrubbed. */
 export async function callApi(options: ApiCallOptions): Promise<Tool.Result<ApiCallMetadata>> {
-  const secrets = secretForms(options.secrets);
-  const scrub = (text: string) => scrubText(text, secrets);
   const { request, ctx } = options;
+  const secrets = sentSecretForms(options.secrets, request);
+  const scrub = (text: string) => scrubText(text, secrets);
   const shownUrl = scrub(request.url.href);
   try {
-    const key = options.cache && request.method === 'GET' ? ResponseCache.key('GET', request.url, request.headers) : '';
-    const hit = key ? options.cache!.store.get(key, options.cache!.ttlMs) : undefined;
+    const key =
+      options.cache && request.method === 'GET'
+        ? ResponseCache.key(cacheOwner(options), 'GET', request.url, request.headers)
+        : '';
+    const stored = key ? await options.cache!.store.get(key, options.cache!.ttlMs, ctx) : undefined;
+    const hit = stored && servable(stored.response, options) ? stored : undefined;
     let response = hit?.response;
     if (!response) {
       ctx.metadata({ title: `${request.method} ${shownUrl}`, metadata: { url: shownUrl } });
@@ -79,12 +97,15 @@ export async function callApi(options: ApiCallOptions): Promise<Tool.Result<ApiC
         allowedHosts: options.allowedHosts,
         timeoutMs: options.timeoutMs,
         signal: ctx.abort,
+        checkHop: ctx.checkUrl?.bind(ctx),
         onStage: (stage) => ctx.metadata({ title: scrub(`${request.method} ${shownUrl}: ${stage}`) }),
       });
     }
-    if (response.status < 200 || response.status > 299) throw statusFailure(response, request.method);
+    if (response.status < 200 || response.status > 299) throw statusFailure(response, request.method, secrets);
     const body = renderBody(response, request.method);
-    if (key && !hit) options.cache!.store.set(key, response);
+    // A response reached through a redirect is not kept: serving it later would skip judging its
+    // hops (the pipeline's policy judges only the URL asked for, which is the key).
+    if (key && !hit && response.redirects.length === 0) await options.cache!.store.set(key, response, ctx);
     const metadata: ApiCallMetadata = {
       method: request.method,
       url: shownUrl,

@@ -9,6 +9,7 @@ import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { formatBytes } from '../format.js';
 import { networkFailure } from './network-error.js';
+import { cutScrubbed } from './scrub.js';
 import { BlockedAddressError, type CompiledPolicy } from './ssrf.js';
 import { followRedirects, RedirectFailure } from './redirects.js';
 
@@ -41,6 +42,8 @@ export interface HttpSendOptions {
   signal?: AbortSignal;
   /** Told each time the request reaches a new stage (connecting, a redirect, reading the body). */
   onStage?: (stage: string) => void;
+  /** The tool policy's word on each redirect target (`ctx.checkUrl`); see `FollowOptions.checkHop`. */
+  checkHop?: (url: string) => Promise<string | undefined>;
 }
 
 /** The response, its body read whole. */
@@ -75,6 +78,7 @@ export async function sendHttp(request: HttpExchangeRequest, options: HttpSendOp
     const { res, url, redirects } = await followRedirects(request, {
       policy: options.policy,
       allowedHosts: options.allowedHosts,
+      checkHop: options.checkHop,
       signal: controller.signal,
       onRedirect: (u) => {
         current = u;
@@ -231,15 +235,18 @@ export function renderBody(res: HttpExchangeResponse, method: string): RenderedB
   return { kind: 'text', text, contentType: mime || 'text/plain' };
 }
 
-/** The error for a non-2xx answer: status, URL, the start of the body, and what to do. */
-export function statusFailure(res: HttpExchangeResponse, method: string): HttpFailure {
+/**
+ * The error for a non-2xx answer: status, URL, the start of the body, and what to do. The body is
+ * scrubbed of `secrets` before it is cut to HTTP_ERROR_BODY_CHARS (see `cutScrubbed`).
+ */
+export function statusFailure(res: HttpExchangeResponse, method: string, secrets: readonly string[] = []): HttpFailure {
   let body: string;
   try {
     body = renderBody(res, method).text;
   } catch {
     body = ''; // a binary error body: the status says enough
   }
-  const quoted = body.length > HTTP_ERROR_BODY_CHARS ? `${body.slice(0, HTTP_ERROR_BODY_CHARS)}...` : body;
+  const quoted = cutScrubbed(body, HTTP_ERROR_BODY_CHARS, secrets);
   const advice =
     res.status === 404
       ? 'Check the path and the identifiers in it.'

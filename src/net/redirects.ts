@@ -2,8 +2,8 @@
  * Redirects followed by hand, once for every client that goes through the SSRF guard (webfetch,
  * http_request, the REST and OpenAPI tools): each hop sent through `guardedRequest` again and
  * checked against an optional host allowlist, at most MAX_REDIRECTS hops, a repeated request
- * refused as a loop, the method and body rewritten for 301/302/303, and only harmless headers
- * carried to another origin. Every refusal is one sentence naming the hop and the chain.
+ * refused as a loop, each target judged by the tool policy (`checkHop`) before it is requested,
+ * the method and body rewritten for 301/302/303, and only harmless headers carried to another origin. Every refusal is one sentence naming the hop and the chain.
  * Must not read bodies, keep cookies or decide which addresses are reachable (src/net/ssrf.ts does).
  */
 import type http from 'node:http';
@@ -39,6 +39,11 @@ export interface FollowOptions {
   allowedHosts?: readonly string[];
   /** Told each time a redirect is about to be followed, with the URL of the next hop. */
   onRedirect?: (url: URL) => void;
+  /**
+   * The tool policy's word on each redirect target before it is requested (a tool passes
+   * `ctx.checkUrl`): undefined to follow it, else a clause saying why not, and the hop is refused.
+   */
+  checkHop?: (url: string) => Promise<string | undefined>;
 }
 
 /** The final response (its body not read yet), where it came from, and each hop's URL. */
@@ -55,7 +60,7 @@ export class RedirectFailure extends Error {
 }
 
 /** Whether `host` matches one of `patterns` (`example.com` exactly, `*.example.com` any subdomain). */
-function hostMatches(host: string, patterns: readonly string[]): boolean {
+export function hostMatches(host: string, patterns: readonly string[]): boolean {
   const h = normaliseHost(host);
   return patterns.some((raw) => {
     const p = normaliseHost(raw);
@@ -91,6 +96,12 @@ export async function followRedirects(request: HopRequest, options: FollowOption
       throw new RedirectFailure(
         `Too many redirects: more than ${MAX_REDIRECTS} starting at ${request.url.href}, the last to ${next.url.href}: ` +
           `${chain.join(' -> ')}. Use the final URL directly if you know it, or give up on this URL.`,
+      );
+    const refusal = await options.checkHop?.(next.url.href);
+    if (refusal !== undefined)
+      throw new RedirectFailure(
+        `Redirect refused by the policy: ${hop.url.href} redirected (HTTP ${status}) to ${next.url.href}, and ${refusal}. ` +
+          `No request was sent to ${next.url.href} (chain: ${chain.join(' -> ')}). Use a URL whose redirects stay where the policy allows, or ask the user to allow that host.`,
       );
     sent.add(requestKey(next));
     hop = next;

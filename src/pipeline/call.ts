@@ -13,6 +13,7 @@ import { parseArgumentsWithRepairs, type ArgumentRepair } from './arguments.js';
 import type { Deadline, DeadlineQueue } from './deadlines.js';
 import type { Semaphore } from './semaphore.js';
 import type { OnToolResult, PendingCall, ToolEvent, ToolFinalUpdate, ToolUpdate } from './types.js';
+import type { CallSpan, Telemetry } from '../telemetry.js';
 
 /** What the registry hands the pipeline: its shared limits and sinks. */
 export interface PipelineHost {
@@ -29,8 +30,20 @@ export interface PipelineHost {
    * undefined synchronously when there is nothing to wait for, so plain calls stay cheap.
    */
   authorize?(call: AuthorizeCall): Promise<string | undefined> | string | undefined;
+  /**
+   * The policy's word on a URL a running call is about to reach besides its arguments' (a redirect
+   * hop): undefined to go on, else why not. Tools reach it as `ctx.checkUrl`.
+   */
+  checkUrl?(call: AuthorizeCall, url: string): Promise<string | undefined>;
+  /**
+   * Told the output of every call that ran (before the output cap): the loop guard's record.
+   * Returns a refusal that replaces the result (a read-only repeat whose result did not change).
+   */
+  settled?(call: AuthorizeCall, output: string): string | undefined;
   /** Records a call whose tool returned `Tool.pending`: the record, or a refusal the model reads (too many waiting). */
-  pend?(request: PendRequest): PendingCall | string;
+  pend?(request: PendRequest): PendingCall | string | Promise<PendingCall | string>;
+  /** Tracing (src/telemetry.ts): each call's span; absent or returning undefined, nothing is traced. */
+  telemetry?: Telemetry;
 }
 
 /** What the pipeline tells the registry about a call that will be resolved later. */
@@ -40,6 +53,8 @@ export interface PendRequest {
   args: unknown;
   sessionID: string;
   options: Tool.PendingOptions;
+  /** The call's context (a store namespace may depend on it). */
+  ctx?: Partial<Tool.Context>;
 }
 
 /** What step 2 judges: the call as sent (approvals are bound to these arguments) and as parsed. */
@@ -137,6 +152,11 @@ class CallContext implements Tool.Context {
   get abort(): AbortSignal {
     return this[CALL].toolSignal();
   }
+
+  /** A method, not a per-call closure: plain calls pay nothing for it. */
+  checkUrl(url: string): Promise<string | undefined> {
+    return this[CALL].checkUrl(url);
+  }
 }
 
 /**
@@ -170,6 +190,8 @@ class Call {
   declare private args: unknown;
   /** The tool read `ctx.abort`, so it may answer an abort with its own (partial) result. */
   declare private abortAware: boolean;
+  /** The call's OpenTelemetry span, when something records it. */
+  declare private span?: CallSpan;
 
   constructor(host: PipelineHost, req: CallRequest) {
     this.host = host;
@@ -189,6 +211,7 @@ class Call {
     this.repairs = undefined;
     this.args = undefined;
     this.abortAware = false;
+    this.span = undefined;
   }
 
   /**
@@ -196,6 +219,17 @@ class Call {
    * a result with a throwing getter, a listener that throws) ends in `fail`, the one failure path.
    */
   async run(): Promise<ToolFinalUpdate> {
+    const telemetry = this.host.telemetry;
+    if (telemetry) {
+      let span = telemetry.start(this.req.tool, this.callID, this.req.args);
+      if (span instanceof Promise) span = await span;
+      // The tool runs with its span active: spans it starts (a sub-agent's calls) nest under it.
+      if (span) return (this.span = span).within(() => this.runGuarded());
+    }
+    return this.runGuarded();
+  }
+
+  private async runGuarded(): Promise<ToolFinalUpdate> {
     try {
       return await this.runSteps();
     } catch (err) {
@@ -252,7 +286,9 @@ class Call {
           Promise.resolve(running).then(resolve, reject);
         });
       } catch (err) {
-        return this.fail(this.stopped ? this.abortMessage : errorText(err, toolId));
+        if (this.stopped) return this.fail(this.abortMessage);
+        const message = errorText(err, toolId);
+        return this.fail(this.settledRefusal(message) ?? message);
       } finally {
         if (graceTimer) clearTimeout(graceTimer);
       }
@@ -269,6 +305,19 @@ class Call {
   /** The context handed to the tool. */
   private context(): Tool.Context {
     return new CallContext(this, this.req.ctx, this.callID);
+  }
+
+  /** Tells the host the output of a call that ran; its refusal, if it has one. */
+  private settledRefusal(output: string): string | undefined {
+    const { toolId, callID, req, host } = this;
+    return host.settled?.({ toolId, callID, rawArgs: req.args, args: this.args, ctx: req.ctx }, output);
+  }
+
+  /** Asks the host about a URL this call is about to reach (a redirect hop); allowed when the host judges none. */
+  checkUrl(url: string): Promise<string | undefined> {
+    const { toolId, callID, req, host } = this;
+    if (!host.checkUrl) return Promise.resolve(undefined);
+    return host.checkUrl({ toolId, callID, rawArgs: req.args, args: this.args, ctx: req.ctx }, url);
   }
 
   /** The signal handed to the tool: a tool that asked for it is given time to stop on its own. */
@@ -339,6 +388,7 @@ class Call {
       timestamp: Date.now(),
     };
     this.deliver(update);
+    this.span?.progress(update);
     if (this.host.listening)
       this.host.emit({
         type: 'progress',
@@ -388,6 +438,10 @@ class Call {
     if (attachments) final.attachments = attachments;
     if (result.structuredContent !== undefined) final.structuredContent = result.structuredContent;
     if (stoppedBy !== undefined) metadata.error = stoppedBy;
+    else {
+      const loop = this.settledRefusal(final.output);
+      if (loop !== undefined) return this.fail(loop);
+    }
     if (metadata.error) {
       // The model reads `output`; make sure it carries the error, whatever else the tool wrote.
       const message =
@@ -424,15 +478,33 @@ class Call {
   }
 
   /** The tool returned `Tool.pending`: the registry records the call and the model is told to go on. */
-  private pend(options: Tool.PendingOptions): ToolFinalUpdate {
+  private pend(options: Tool.PendingOptions): ToolFinalUpdate | Promise<ToolFinalUpdate> {
+    const { toolId } = this;
+    let record: PendingCall | string | Promise<PendingCall | string> | undefined;
+    try {
+      record = this.host.pend?.({
+        toolId,
+        callID: this.callID,
+        args: this.args,
+        sessionID: this.req.ctx?.sessionID ?? 'default',
+        options,
+        ctx: this.req.ctx,
+      });
+    } catch (err) {
+      return this.fail((err as Error).message);
+    }
+    // A store keeps the record: the call answers once it is written (or fails with the store's sentence).
+    if (record instanceof Promise)
+      return record.then(
+        (r) => this.pended(r),
+        (err: unknown) => this.fail(err instanceof Error ? err.message : String(err)),
+      );
+    return this.pended(record);
+  }
+
+  private pended(record: PendingCall | string | undefined): ToolFinalUpdate {
     const { toolId, callID } = this;
-    const record = this.host.pend?.({
-      toolId,
-      callID,
-      args: this.args,
-      sessionID: this.req.ctx?.sessionID ?? 'default',
-      options,
-    });
+    if (this.final) return this.final;
     if (record === undefined)
       return this.fail(`Tool "${toolId}" returned a pending result, but this host does not keep pending calls.`);
     if (typeof record === 'string') return this.fail(record);
@@ -480,6 +552,7 @@ class Call {
     if (error !== undefined) update.error = error;
     this.final = update;
     if (!this.skipStats) this.host.record(this.toolId, durationMs, error);
+    this.span?.end(update);
     this.deliver(update);
     if (this.host.listening) {
       this.host.emit({

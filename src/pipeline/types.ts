@@ -4,6 +4,7 @@
  */
 import type { Tool } from '../tool.js';
 import type { McpConnectionState, McpServerStatus } from '../mcp/types.js';
+import type { SandboxStatus } from '../sandbox/types.js';
 
 /** One update about a call: progress while running, then exactly one final update. */
 export interface ToolUpdate {
@@ -38,9 +39,17 @@ export type ToolEvent =
   | { type: 'warning'; toolId: string; message: string; timestamp: number }
   | McpStatusEvent
   | McpToolsEvent
+  | SandboxEvent
   | { type: 'pending'; toolId: string; callID: string; call: PendingCall; timestamp: number }
   | { type: 'resolved'; toolId: string; callID: string; call: PendingCall; update: ToolFinalUpdate; timestamp: number }
   | { type: 'expired'; toolId: string; callID: string; call: PendingCall; update: ToolFinalUpdate; timestamp: number };
+
+/** What the registry found when it probed the OS sandbox (once per distinct status): on, or off and why. */
+export interface SandboxEvent {
+  type: 'sandbox';
+  sandbox: SandboxStatus;
+  timestamp: number;
+}
 
 /** An MCP server connection of the registry changed state: connected, disconnected, reconnecting, failed, closed ... */
 export interface McpStatusEvent {

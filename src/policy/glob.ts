@@ -5,6 +5,7 @@
  * in ` *` also matches the command without arguments (`git status *` matches `git status`).
  * Must not know rules or checks: evaluate.ts decides which pattern applies to which subject.
  */
+import { expandBraces } from '../tools/files/search-common.js';
 
 const cache = new Map<string, RegExp>();
 /** Compiled patterns kept; the cache is cleared past this (policies have a handful of patterns). */
@@ -28,6 +29,35 @@ export function matchPath(pattern: string, value: string): boolean {
   // No slash: the pattern names a file anywhere (gitignore style).
   const last = value.slice(value.lastIndexOf('/') + 1);
   return re.test(last) || (pattern.startsWith('**/') && re.test(value.replace(/^\//, '')));
+}
+
+/** Whether a path pattern names a place (it has a `/`), rather than a file name at any depth. */
+export function isAnchored(pattern: string): boolean {
+  return pattern.includes('/');
+}
+
+/**
+ * Whether an anchored path glob can match some path strictly under the directory `dir` (`.` is
+ * the workspace root): `protected/**` can under `protected` and under `.`, `a/*.txt` under `a`,
+ * a `.ssh` tree at any depth under any directory. Segment by segment, so it needs no files on disk.
+ */
+export function matchUnder(pattern: string, dir: string): boolean {
+  let alternatives: string[];
+  try {
+    alternatives = expandBraces(pattern.replace(/^\.\//, ''));
+  } catch {
+    return true; // too many alternatives to check: assume it can (the rule applies)
+  }
+  const d = dir === '.' || dir === '' ? [] : dir.split('/');
+  return alternatives.some((alt) => under(alt.split('/'), 0, d, 0));
+}
+
+function under(p: string[], pi: number, d: string[], di: number): boolean {
+  if (pi === p.length) return false;
+  if (di === d.length) return true; // the rest of the pattern names something below `dir`
+  if (p[pi] === '**') return under(p, pi + 1, d, di) || under(p, pi, d, di + 1);
+  const seg = compiled(`s:${p[pi]}`, () => new RegExp(`^${pathGlobSource(p[pi])}$`));
+  return seg.test(d[di]) && under(p, pi + 1, d, di + 1);
 }
 
 /** Whether a text glob (`*` = any text) matches a command, URL, host or server name. */

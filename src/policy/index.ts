@@ -10,6 +10,8 @@ export {
   findPolicyFile,
   POLICY_FILE_NAME,
   MAX_APPROVAL_SESSIONS,
+  PRECEDENCE,
+  type MergedPolicy,
   type PolicyOptions,
   type AuthorizeRequest,
   type Authorization,

@@ -9,16 +9,21 @@ function ruleText(rule: PolicyRule): string {
   return JSON.stringify(rule);
 }
 
+/** `rule #2` for the policy's own rules, `default rule #18` for the defaults it extends. */
+function ruleName(d: CheckDecision): string {
+  return `${d.layer === 'defaults' ? 'default rule' : 'rule'} #${d.ruleIndex! + 1}`;
+}
+
 /** Which rule made a check's decision, in words. */
 export function sourceText(d: CheckDecision): string {
   switch (d.source) {
     case 'policy':
-      return `rule #${d.ruleIndex! + 1} ${ruleText(d.rule!)}`;
+      return `${ruleName(d)} ${ruleText(d.rule!)}`;
     case 'session':
       return `an "always" approval earlier in this session`;
     case 'unknown-subject':
       return d.rule
-        ? `rule #${d.ruleIndex! + 1} ${ruleText(d.rule)} might match, but ${d.check.unknown}`
+        ? `${ruleName(d)} ${ruleText(d.rule)} might match, but ${d.check.unknown}`
         : `no rule can judge it: ${d.check.unknown}`;
     default:
       return d.check.restrictsOnly
@@ -49,4 +54,10 @@ export function refusalMessage(d: PolicyDecision, kind: RefusalKind = 'denied', 
     default:
       return `${what}: ${why}, and asking for approval failed (${detail}). Do not retry it now.`;
   }
+}
+
+/** Why a redirect hop may not be followed, as a clause (src/net/redirects.ts makes the sentence). */
+export function hopRefusal(d: PolicyDecision, unapproved?: string): string {
+  const why = `${d.check.label} ${d.action === 'deny' ? 'is denied' : 'needs approval'} by ${sourceText(d)}${d.rule?.reason ? ` (${d.rule.reason})` : ''}`;
+  return unapproved ? `${why}, and ${unapproved}` : why;
 }

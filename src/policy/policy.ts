@@ -6,12 +6,13 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { argsHash, GrantStore } from './approvals.js';
-import { checksOf, type CheckEnvironment } from './checks.js';
+import { argsHash, GrantStore, type ApprovalRecords } from './approvals.js';
+import { checksOf, readTreeEntries, type CheckEnvironment } from './checks.js';
 import { DEFAULT_POLICY } from './defaults.js';
-import { judge, stricter } from './evaluate.js';
+import { judge, needsEntries, stricter } from './evaluate.js';
 import { explainDecision, refusalMessage } from './messages.js';
 import { parsePolicyText, validatePolicy } from './rules.js';
+import { liftContainedAsks } from '../sandbox/auto-allow.js';
 import type {
   CheckDecision,
   LoopGuardOptions,
@@ -21,6 +22,7 @@ import type {
   PolicyCheck,
   PolicyConfig,
   PolicyDecision,
+  PolicyLayer,
   PolicyRule,
 } from './types.js';
 
@@ -35,6 +37,28 @@ export interface PolicyOptions {
   onPermissionRequest?: OnPermissionRequest;
 }
 
+/** The order in which rules decide, strongest first (docs/permissions.md, "Precedence"). */
+export const PRECEDENCE: readonly string[] = [
+  'deny (policy or defaults)',
+  'an "always" approval of this session',
+  'ask (policy)',
+  'allow (policy)',
+  'ask (defaults)',
+  'allow (defaults)',
+  'the default action',
+];
+
+/** The merged policy: both layers and how they combine. */
+export interface MergedPolicy {
+  extends: boolean;
+  default: PolicyAction;
+  loopGuard: LoopGuardOptions | false;
+  precedence: readonly string[];
+  layers: Array<{ layer: PolicyLayer; rules: PolicyRule[] }>;
+  /** The file's OS sandbox settings, when it has them (docs/sandbox.md). */
+  sandbox?: PolicyConfig['sandbox'];
+}
+
 /** One call as the pipeline hands it to the policy. */
 export interface AuthorizeRequest {
   toolId: string;
@@ -44,6 +68,8 @@ export interface AuthorizeRequest {
   env: CheckEnvironment;
   /** The arguments approvals are bound to, when they differ from `args` (the call as sent, before repair). */
   hashArgs?: unknown;
+  /** Where "always" approvals live when the registry has a store (default: this policy's memory). */
+  approvals?: ApprovalRecords;
 }
 
 /** `undefined` when the call may run, else the message the model reads. */
@@ -52,10 +78,17 @@ export type Authorization =
 
 /** Rules and the approvals given under them. */
 export class Policy {
+  /** The policy's own rules (the `policy` layer). */
   readonly rules: readonly PolicyRule[];
+  /** The rules it extends (the `defaults` layer): DEFAULT_POLICY's, or none with `extends: false`. */
+  readonly defaults: readonly PolicyRule[];
+  /** Whether the policy is layered over DEFAULT_POLICY. */
+  readonly extendsDefaults: boolean;
   /** What a check no rule matches gets. */
   readonly fallback: PolicyAction;
   readonly loopGuard: LoopGuardOptions | false;
+  /** The file's `"sandbox"` options, if it had any (the CLI hands them to its registry). */
+  readonly sandbox?: PolicyConfig['sandbox'];
   onPermissionRequest?: OnPermissionRequest;
   /** One-call grants (call id + arguments hash). */
   readonly grants = new GrantStore();
@@ -63,27 +96,89 @@ export class Policy {
 
   constructor(config: PolicyConfig = DEFAULT_POLICY, options: PolicyOptions = {}) {
     validatePolicy(config);
-    this.rules = Object.freeze(config.rules.map((r) => Object.freeze({ ...r })));
-    this.fallback = config.default ?? 'allow';
-    this.loopGuard = config.loopGuard === false ? false : { threshold: 3, action: 'deny', ...config.loopGuard };
+    const freeze = (rules: readonly PolicyRule[]) => Object.freeze(rules.map((r) => Object.freeze({ ...r })));
+    this.extendsDefaults = config.extends !== false;
+    // The defaults themselves are one layer, not two copies of it.
+    const own = config === DEFAULT_POLICY ? [] : config.rules;
+    this.rules = freeze(own);
+    this.defaults = freeze(this.extendsDefaults ? DEFAULT_POLICY.rules : []);
+    this.fallback = config.default ?? (this.extendsDefaults ? DEFAULT_POLICY.default : undefined) ?? 'allow';
+    const guard = config.loopGuard ?? (this.extendsDefaults ? DEFAULT_POLICY.loopGuard : undefined);
+    this.loopGuard = guard === false ? false : { threshold: 3, action: 'deny', ...guard };
     this.onPermissionRequest = options.onPermissionRequest;
+    if (config.sandbox) this.sandbox = config.sandbox;
   }
 
-  /** The policy as JSON (what `toolbelt policy show` prints). */
+  /** The policy's own rules as a policy file would hold them (the defaults it extends are not repeated). */
   toJSON(): PolicyConfig {
-    return { default: this.fallback, rules: this.rules.map((r) => ({ ...r })), loopGuard: this.loopGuard };
+    const out: PolicyConfig = {
+      default: this.fallback,
+      rules: this.rules.map((r) => ({ ...r })),
+      loopGuard: this.loopGuard,
+      ...(this.sandbox ? { sandbox: this.sandbox } : {}),
+    };
+    if (!this.extendsDefaults) out.extends = false;
+    return out;
+  }
+
+  /** The merged policy, layer by layer in precedence order (what `toolbelt policy show` prints). */
+  merged(): MergedPolicy {
+    return {
+      extends: this.extendsDefaults,
+      default: this.fallback,
+      loopGuard: this.loopGuard,
+      precedence: PRECEDENCE,
+      layers: [
+        { layer: 'policy', rules: this.rules.map((r) => ({ ...r })) },
+        { layer: 'defaults', rules: this.defaults.map((r) => ({ ...r })) },
+      ],
+      ...(this.sandbox ? { sandbox: this.sandbox } : {}),
+    };
   }
 
   /** What the rules (and this session's "always" approvals) say about a call. */
-  async decide(toolId: string, args: unknown, env: CheckEnvironment, sessionID?: string): Promise<PolicyDecision> {
-    const checks = await checksOf(toolId, args, env);
-    const approvals = sessionID === undefined ? undefined : this.sessions.get(sessionID);
-    const decisions = checks.map((c) => judge(c, this.rules, this.fallback, (k) => approvals?.get(approvalKey(k))));
+  async decide(
+    toolId: string,
+    args: unknown,
+    env: CheckEnvironment,
+    sessionID?: string,
+    stored?: ApprovalRecords,
+  ): Promise<PolicyDecision> {
+    return this.decideChecks(toolId, await checksOf(toolId, args, env), sessionID, env.sandbox, stored);
+  }
+
+  /** What the rules say about checks already built (a call's, or a redirect hop's from `urlChecks`). */
+  async decideChecks(
+    toolId: string,
+    checks: PolicyCheck[],
+    sessionID?: string,
+    sandbox?: CheckEnvironment['sandbox'],
+    stored?: ApprovalRecords,
+  ): Promise<PolicyDecision> {
+    const all = [...this.rules, ...this.defaults];
+    for (const c of checks) if (needsEntries(c, all)) await readTreeEntries(c.subject!);
+    const approvals =
+      sessionID === undefined ? undefined : stored ? await stored.get(sessionID) : this.sessions.get(sessionID);
+    const layers = { policy: this.rules, defaults: this.defaults };
+    const decisions = checks.map((c) => judge(c, layers, this.fallback, (k) => approvals?.get(approvalKey(k))));
     let worst: CheckDecision = decisions[0];
     for (const d of decisions) if (stricter(d.action, worst.action) !== worst.action) worst = d;
     const decision: PolicyDecision = { ...worst, toolId, checks: decisions, reason: '' };
     decision.reason = explainDecision(decision);
+    // sandbox.autoAllow: asks about what the OS sandbox contains need no answer while it is on.
+    if (decision.action === 'ask' && sandbox?.autoAllow && (await sandbox.enabled()))
+      return liftContainedAsks(decision, (c) => this.askedByPattern(c)) ?? decision;
     return decision;
+  }
+
+  /** Whether an ask rule naming a pattern matches the check (the user asked to be asked about it). */
+  private askedByPattern(check: PolicyCheck): boolean {
+    const named = judge(
+      check,
+      this.rules.filter((r) => r.action === 'ask' && r.pattern !== undefined),
+      'allow',
+    );
+    return named.action === 'ask' && named.source === 'policy';
   }
 
   /** Lets call `callID` run once with exactly these arguments (an approval from a reviewer). */
@@ -91,13 +186,9 @@ export class Policy {
     this.grants.grant(callID, argsHash(toolId, args));
   }
 
-  /** Allows, for the rest of the session, every check of `decision` that asked. */
-  allowForSession(sessionID: string, decision: PolicyDecision): void {
-    let approvals = this.sessions.get(sessionID);
-    if (approvals) this.sessions.delete(sessionID);
-    else approvals = new Map();
-    this.sessions.set(sessionID, approvals);
-    if (this.sessions.size > MAX_APPROVAL_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
+  /** Allows, for the rest of the session, every check of `decision` that asked (in `stored` when given). */
+  allowForSession(sessionID: string, decision: PolicyDecision, stored?: ApprovalRecords): void | Promise<void> {
+    const entries: Array<[string, PolicyRule]> = [];
     for (const d of decision.checks) {
       if (d.action !== 'ask' || d.check.unknown) continue;
       const rule: PolicyRule = {
@@ -106,8 +197,15 @@ export class Policy {
         reason: `approved "always" in session ${sessionID}`,
       };
       if (d.check.subject) rule.pattern = d.check.subject.value;
-      approvals.set(approvalKey(d.check), rule);
+      entries.push([approvalKey(d.check), rule]);
     }
+    if (stored) return stored.add(sessionID, entries);
+    let approvals = this.sessions.get(sessionID);
+    if (approvals) this.sessions.delete(sessionID);
+    else approvals = new Map();
+    this.sessions.set(sessionID, approvals);
+    if (this.sessions.size > MAX_APPROVAL_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
+    for (const [key, rule] of entries) approvals.set(key, rule);
   }
 
   /** Forgets a session's "always" approvals (call when a session ends). */
@@ -117,7 +215,7 @@ export class Policy {
 
   /** Step 2 of the pipeline: decide, and ask the approver when the rules say so. */
   async authorize(req: AuthorizeRequest): Promise<Authorization> {
-    const decision = await this.decide(req.toolId, req.args, req.env, req.sessionID);
+    const decision = await this.decide(req.toolId, req.args, req.env, req.sessionID, req.approvals);
     if (decision.action === 'allow') return { allowed: true, decision };
     if (decision.action === 'deny') return { allowed: false, message: refusalMessage(decision), decision };
     const hash = argsHash(req.toolId, 'hashArgs' in req ? req.hashArgs : req.args);
@@ -156,7 +254,7 @@ export class Policy {
     }
     const { reply, message } =
       typeof answer === 'string' ? { reply: answer, message: undefined } : (answer ?? { reply: undefined });
-    if (reply === 'always') this.allowForSession(req.sessionID, decision);
+    if (reply === 'always') await this.allowForSession(req.sessionID, decision, req.approvals);
     if (reply === 'once' || reply === 'always') return { allowed: true, decision };
     if (reply === 'reject') return { allowed: false, decision, message: refusalMessage(decision, 'rejected', message) };
     return {

@@ -6,10 +6,11 @@
 import { ALL_PERMISSIONS } from '../permissions.js';
 import { patternProblem } from './glob.js';
 import { POLICY_ACTIONS, type PolicyConfig } from './types.js';
+import { sandboxOptionsProblems } from '../sandbox/options.js';
 
 const DANGER_LEVELS = ['safe', 'moderate', 'dangerous'];
 const RULE_KEYS = ['tool', 'permission', 'danger', 'pattern', 'outsideWorkspace', 'action', 'reason'];
-const TOP_KEYS = ['$schema', 'rules', 'default', 'loopGuard'];
+const TOP_KEYS = ['$schema', 'extends', 'rules', 'default', 'loopGuard', 'sandbox'];
 
 /** One problem in a policy: where (a JSON path such as `rules[2].action`), and what is wrong. */
 export interface PolicyProblem {
@@ -46,7 +47,13 @@ export function policyProblems(value: unknown): PolicyProblem[] {
     if (!TOP_KEYS.includes(key)) add(key, `unknown field; known fields: ${TOP_KEYS.join(', ')}`);
   if (v.default !== undefined && !POLICY_ACTIONS.includes(v.default as never))
     add('default', `${JSON.stringify(v.default)} is not an action; use one of ${POLICY_ACTIONS.join(', ')}`);
+  if (v.extends !== undefined && typeof v.extends !== 'boolean')
+    add(
+      'extends',
+      `${JSON.stringify(v.extends)} must be true (layer over the default policy, the default) or false (replace it)`,
+    );
   checkLoopGuard(v.loopGuard, add);
+  if (v.sandbox !== undefined) for (const p of sandboxOptionsProblems(v.sandbox)) add(p.path, p.message);
   if (!Array.isArray(v.rules)) add('rules', 'must be an array of rules (it may be empty)');
   else v.rules.forEach((rule, i) => ruleProblems(rule, `rules[${i}]`, add));
   return problems;
@@ -55,9 +62,14 @@ export function policyProblems(value: unknown): PolicyProblem[] {
 function checkLoopGuard(g: unknown, add: (path: string, message: string) => void): void {
   if (g === undefined || g === false) return;
   if (!g || typeof g !== 'object')
-    return add('loopGuard', 'must be false or { "threshold"?: number >= 2, "action"?: "deny" | "ask" }');
-  const { threshold, action, ...rest } = g as Record<string, unknown>;
-  for (const k of Object.keys(rest)) add(`loopGuard.${k}`, 'unknown field; known fields: threshold, action');
+    return add(
+      'loopGuard',
+      'must be false or { "threshold"?: number >= 2, "action"?: "deny" | "ask", "exempt"?: tool ids }',
+    );
+  const { threshold, action, exempt, ...rest } = g as Record<string, unknown>;
+  for (const k of Object.keys(rest)) add(`loopGuard.${k}`, 'unknown field; known fields: threshold, action, exempt');
+  if (exempt !== undefined && !(Array.isArray(exempt) && exempt.every((t) => typeof t === 'string')))
+    add('loopGuard.exempt', 'must be an array of tool ids whose identical calls are never counted');
   if (threshold !== undefined && !(Number.isInteger(threshold) && (threshold as number) >= 2))
     add('loopGuard.threshold', `${JSON.stringify(threshold)} must be a whole number of at least 2`);
   if (action !== undefined && action !== 'deny' && action !== 'ask')

@@ -4,6 +4,7 @@
  */
 import type { ToolPermission } from '../permissions.js';
 import type { DangerLevel } from '../tools/bash/danger.js';
+import type { SandboxOptions } from '../sandbox/types.js';
 
 export type { DangerLevel };
 
@@ -49,7 +50,17 @@ export interface PolicyConfig {
   default?: PolicyAction;
   /** The loop guard for registries using this policy; `false` turns it off. */
   loopGuard?: LoopGuardOptions | false;
+  /** The OS sandbox the CLI runs commands in (docs/sandbox.md); code passes it to `createRegistry` instead. */
+  sandbox?: SandboxOptions;
+  /**
+   * Layer these rules over `DEFAULT_POLICY` (default `true`): the defaults' denies and asks keep
+   * applying to whatever these rules do not pre-approve. `false` drops the defaults entirely.
+   */
+  extends?: boolean;
 }
+
+/** Which layer a rule comes from: the policy's own rules, or the defaults it extends. */
+export type PolicyLayer = 'policy' | 'defaults';
 
 /** What a check is about: the value rules' patterns are matched against. */
 export interface PolicySubject {
@@ -60,6 +71,17 @@ export interface PolicySubject {
   also?: string[];
   /** For paths: resolved outside every workspace root. */
   outside?: boolean;
+  /**
+   * For a path that is a directory: `whole` when the call acts on everything under it (delete,
+   * move, rm -r, cp -r), so a deny or ask for any path under it applies; `inside` when it only
+   * reads it (list, grep), so a deny or ask covering every path under it applies.
+   */
+  tree?: 'whole' | 'inside';
+  /** For a `whole` tree: the paths found under it (relative to it), and whether the walk stopped early. */
+  entries?: string[];
+  entriesCut?: boolean;
+  /** The absolute (real) directory, where `entries` are read from. */
+  absolute?: string;
 }
 
 /** One thing a call does that the policy judges: a tool call has one; a bash line one per command and file redirection. */
@@ -89,12 +111,16 @@ export interface CheckDecision {
   source: RuleSource;
   /** The rule that decided (absent for the default). */
   rule?: PolicyRule;
-  /** Its index in the policy's rules (session rules have their own numbering). */
+  /** Its index in its layer's rules (session rules have their own numbering). */
   ruleIndex?: number;
+  /** The layer of the rule that decided (absent for session approvals and the default action). */
+  layer?: PolicyLayer;
 }
 
 /** The outcome for a whole call: the strictest of its checks. */
 export interface PolicyDecision extends CheckDecision {
+  /** Set when the call is allowed without asking because the OS sandbox contains it (`sandbox.autoAllow`). */
+  sandbox?: { autoAllowed: true; reason: string };
   toolId: string;
   /** One sentence: what was decided, for which check, by which rule. */
   reason: string;

@@ -1,19 +1,23 @@
 /**
  * OpenAPI 3 import: a document (file, URL or object) -> one `RestToolConfig` per operation
  * (operationId as name; path, query and header parameters and the JSON request body as the
- * arguments' schema, `$ref`s resolved by @apidevtools/json-schema-ref-parser, the resolver
- * swagger-parser uses, imported directly: swagger-parser's CommonJS entry `require`s that ES module,
- * which Jest's ESM mode and Node < 20.19 cannot load). No HTTP calls of the tools here.
+ * arguments' schema, `$ref`s resolved by openapi-load.ts in a bounded worker). A path key that is
+ * not a path keeping the server's origin skips its operation with the reason. No HTTP calls of the tools here.
  */
 import type { ToolRegistryImpl } from '../registry.js';
-import { compilePolicy, type SsrfPolicy } from '../net/ssrf.js';
-import { HTTP_DEFAULT_TIMEOUT_SECONDS, renderBody, sendHttp, statusFailure } from '../net/http.js';
+import type { SsrfPolicy } from '../net/ssrf.js';
+import { loadOpenApiDocument } from './openapi-load.js';
 import { registerRestTools, type RegisterRestOptions, type RestToolConfig } from './tools.js';
 
 /** Longest tool description an imported operation gets (summary + description), in characters. */
 export const OPENAPI_MAX_DESCRIPTION_CHARS = 1024;
 /** Levels of nested schema kept before the rest is summarised in a description. */
 export const OPENAPI_MAX_SCHEMA_DEPTH = 8;
+/**
+ * Schema objects one operation's arguments may hold (within OPENAPI_MAX_SCHEMA_DEPTH); an
+ * operation past it is skipped with the reason: its tool schema would be too large for a model.
+ */
+export const OPENAPI_MAX_SCHEMA_NODES = 10_000;
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
 
@@ -57,15 +61,12 @@ interface Parameter {
   schema?: Json;
 }
 
-/** The $ref resolver, loaded on first import (it is only needed here). */
-const refParser = async () => (await import('@apidevtools/json-schema-ref-parser')).default;
-
 /** Reads and dereferences an OpenAPI 3 document and makes one REST tool config per selected operation. */
 export async function importOpenApi(
   source: string | object,
   options: OpenApiImportOptions = {},
 ): Promise<OpenApiImport> {
-  const { doc, base } = await load(source, options);
+  const { doc, base } = await loadOpenApiDocument(source, options.ssrfPolicy);
   const version = str(doc.openapi, '');
   if (!version.startsWith('3.'))
     throw new Error(
@@ -104,36 +105,6 @@ export async function registerOpenApiTools(
   const imported = await importOpenApi(source, options);
   const ids = registerRestTools(registry, imported.configs, options);
   return { ids, skipped: imported.skipped };
-}
-
-async function load(source: string | object, options: OpenApiImportOptions): Promise<{ doc: Json; base?: URL }> {
-  const parser = await refParser();
-  // External references over HTTP are not followed: only this module's guarded fetch goes out.
-  const parseOptions = { resolve: { http: false as const }, dereference: { circular: 'ignore' as const } };
-  if (typeof source === 'string' && /^https?:\/\//i.test(source)) {
-    const url = new URL(source);
-    const res = await sendHttp(
-      { method: 'GET', url, headers: { Accept: 'application/json' } },
-      { policy: compilePolicy(options.ssrfPolicy), timeoutMs: HTTP_DEFAULT_TIMEOUT_SECONDS * 1000 },
-    );
-    if (res.status < 200 || res.status > 299) throw statusFailure(res, 'GET');
-    const body = renderBody(res, 'GET');
-    if (body.kind !== 'json')
-      throw new Error(
-        `${url.href} did not answer with a JSON document (${body.contentType}). Save a YAML document to a file and import the file.`,
-      );
-    const doc = (await parser.dereference(body.json as never, parseOptions as never)) as unknown as Json;
-    return { doc, base: res.finalUrl };
-  }
-  const input = typeof source === 'string' ? source : (structuredClone(source) as never);
-  try {
-    return { doc: (await parser.dereference(input, parseOptions as never)) as unknown as Json };
-  } catch (err) {
-    throw new Error(
-      `The OpenAPI document ${typeof source === 'string' ? source : '(object)'} could not be read: ${(err as Error).message}`,
-      { cause: err },
-    );
-  }
 }
 
 function serverUrl(doc: Json, base: URL | undefined, given: string | undefined): string {
@@ -183,6 +154,8 @@ function operationConfig(input: OperationInput): RestToolConfig {
   const covered = (p: Parameter) =>
     (p.in === 'header' && Object.keys(auth.headers).some((h) => h.toLowerCase() === p.name.toLowerCase())) ||
     (p.in === 'query' && p.name in auth.query);
+  checkRoute(route, server);
+  const budget = { left: OPENAPI_MAX_SCHEMA_NODES };
   let path = route;
   for (const p of params) {
     if (p.in === 'cookie') {
@@ -191,7 +164,12 @@ function operationConfig(input: OperationInput): RestToolConfig {
     }
     if (covered(p)) continue;
     const arg = argName(p.name, properties);
-    properties[arg] = schemaToJson(p.schema ?? { type: 'string' }, p.description || `${p.in} parameter ${p.name}`, 0);
+    properties[arg] = schemaToJson(
+      p.schema ?? { type: 'string' },
+      p.description || `${p.in} parameter ${p.name}`,
+      0,
+      budget,
+    );
     if (p.required || p.in === 'path') required.push(arg);
     if (p.in === 'path') path = path.replaceAll(`{${p.name}}`, `{${arg}}`);
     else if (p.in === 'query') query[p.name] = `{${arg}}`;
@@ -210,6 +188,7 @@ function operationConfig(input: OperationInput): RestToolConfig {
         (content[type].schema as Json) ?? {},
         str(requestBody.description, 'The request body'),
         0,
+        budget,
       );
       if (requestBody.required) required.push(arg);
       body = `{${arg}}`;
@@ -239,6 +218,28 @@ function operationConfig(input: OperationInput): RestToolConfig {
     ...(options.ssrfPolicy ? { ssrfPolicy: options.ssrfPolicy } : {}),
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
   };
+}
+
+/**
+ * A path key must be a path (`/pets/{id}`) that keeps the server's origin: one starting with `@`,
+ * `:port`, `.host` or `//` would make `server + path` another host, and the auth go there.
+ */
+function checkRoute(route: string, server: string): void {
+  if (!route.startsWith('/')) throw new Error(`its path ${JSON.stringify(route)} does not start with "/"`);
+  // `{param}` and `${ENV}` stand for values; the origin is judged with a placeholder in their place.
+  const plain = (text: string) => text.replace(/\$?\{[^}]*\}/g, 'x');
+  let built: URL;
+  let base: URL;
+  try {
+    base = new URL(plain(server));
+    built = new URL(`${plain(server)}${plain(route)}`);
+  } catch {
+    throw new Error(`its path ${JSON.stringify(route)} does not make a valid URL with the server ${server}`);
+  }
+  if (built.origin !== base.origin || built.username !== base.username || built.password !== base.password)
+    throw new Error(
+      `its path ${JSON.stringify(route)} would send requests to ${built.origin} instead of the server ${base.origin}`,
+    );
 }
 
 /** Path-level parameters, overridden by the operation's own with the same name and location. */
@@ -276,7 +277,12 @@ const KEPT = [
 ] as const;
 
 /** An OpenAPI 3.0 schema object as JSON Schema: `nullable` as a type list, OpenAPI-only keywords dropped, a description everywhere. */
-function schemaToJson(schema: Json, fallbackDescription: string, depth: number): Json {
+function schemaToJson(schema: Json, fallbackDescription: string, depth: number, budget: { left: number }): Json {
+  if (--budget.left < 0)
+    throw new Error(
+      `its argument schemas have more than ${OPENAPI_MAX_SCHEMA_NODES.toLocaleString('en-US')} schema objects ` +
+        '(OPENAPI_MAX_SCHEMA_NODES), too large for a tool schema',
+    );
   if (!schema || typeof schema !== 'object') return { type: 'string', description: fallbackDescription };
   if (typeof schema.$ref === 'string' || depth > OPENAPI_MAX_SCHEMA_DEPTH)
     return {
@@ -298,7 +304,7 @@ function schemaToJson(schema: Json, fallbackDescription: string, depth: number):
     const props: Json = {};
     for (const [name, child] of Object.entries(schema.properties as Record<string, Json>)) {
       if (child?.readOnly === true) continue; // set by the server, never sent
-      props[name] = schemaToJson(child, name, depth + 1);
+      props[name] = schemaToJson(child, name, depth + 1, budget);
     }
     out.properties = props;
     if (!out.type) out.type = 'object';
@@ -308,12 +314,12 @@ function schemaToJson(schema: Json, fallbackDescription: string, depth: number):
     if (req.length) out.required = req;
   }
   if (schema.items && typeof schema.items === 'object')
-    out.items = schemaToJson(schema.items as Json, 'an item', depth + 1);
+    out.items = schemaToJson(schema.items as Json, 'an item', depth + 1, budget);
   if (schema.additionalProperties && typeof schema.additionalProperties === 'object')
-    out.additionalProperties = schemaToJson(schema.additionalProperties as Json, 'a value', depth + 1);
+    out.additionalProperties = schemaToJson(schema.additionalProperties as Json, 'a value', depth + 1, budget);
   for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
     const list = schema[key];
-    if (Array.isArray(list)) out[key] = list.map((s: Json, i) => schemaToJson(s, `option ${i + 1}`, depth + 1));
+    if (Array.isArray(list)) out[key] = list.map((s: Json, i) => schemaToJson(s, `option ${i + 1}`, depth + 1, budget));
   }
   if (schema.nullable === true && typeof out.type === 'string') out.type = [out.type, 'null'];
   return out;

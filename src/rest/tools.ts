@@ -11,9 +11,9 @@ import { Semaphore } from '../pipeline/semaphore.js';
 import { entrySchema } from '../mcp/import.js';
 import { compilePolicy, policyFromInitContext, type SsrfPolicy } from '../net/ssrf.js';
 import { HTTP_DEFAULT_TIMEOUT_SECONDS, HTTP_MAX_TIMEOUT_SECONDS, requestBody } from '../net/http.js';
-import { callApi, secretForms, type ApiCallMetadata } from '../net/api-call.js';
+import { callApi, type ApiCallMetadata } from '../net/api-call.js';
 import { responseCacheOf } from '../net/response-cache.js';
-import { scrubText } from '../net/scrub.js';
+import { scrubText, secretForms } from '../net/scrub.js';
 import { argText, expandEnv, expandEnvInBody, fill, fillBody, paramsIn, paramsInBody } from './template.js';
 
 /** Prefix of a configured REST tool's id (`rest__getWeather`). */
@@ -143,7 +143,7 @@ export function restTool(config: RestToolConfig, options: RegisterRestOptions = 
     (initCtx) => {
       const policy = config.ssrfPolicy ? compilePolicy(config.ssrfPolicy) : policyFromInitContext(initCtx);
       const ttl = config.cacheTtlSeconds ?? 0;
-      const cache = ttl > 0 ? { store: responseCacheOf(initCtx), ttlMs: ttl * 1000 } : undefined;
+      const cache = ttl > 0 ? { store: responseCacheOf(initCtx), ttlMs: ttl * 1000, owner: id } : undefined;
       return {
         description: config.description,
         parameters,
@@ -155,6 +155,10 @@ export function restTool(config: RestToolConfig, options: RegisterRestOptions = 
           let request: ReturnType<typeof buildRequest>;
           try {
             request = buildRequest(method, url, query, headers, body, args, used, unused);
+            if (request.url.origin !== origin.origin || request.url.username !== origin.username)
+              throw new Error(
+                `The arguments moved the request from ${origin.origin} to ${request.url.origin}; a REST tool only calls its configured server. Give plain identifiers.`,
+              );
           } catch (err) {
             // No `cause`: the original error may quote the secrets this message scrubs.
             // eslint-disable-next-line preserve-caught-error

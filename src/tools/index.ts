@@ -10,6 +10,7 @@ import type { ToolPermission, ToolPermissions } from '../permissions.js';
 import type { ToolRegistryImpl } from '../registry.js';
 import { descriptionBeside } from '../description.js';
 import { webSearchUnregisteredReason } from './web/web-search-config.js';
+import { deferTools, type DeferSpec } from '../mcp/lazy.js';
 // The tool files that declare typed init options on Tool.InitContext. Type-only re-exports keep
 // their declarations in the published .d.ts without loading the modules at run time.
 export type {} from '../net/ssrf.js';
@@ -39,6 +40,11 @@ interface Entry {
   /** The family folder that holds the tool's module and its `.txt`. */
   family: string;
   load: () => Promise<Tool.Info>;
+  /**
+   * The tool's module over `initCtx.backend` (src/tools/<family>/backend...): used instead of `load`
+   * when an init context carries a backend. A file tool without one is not offered on a backend.
+   */
+  onBackend?: () => Promise<Tool.Info>;
 }
 
 /** Every built-in tool, in the order agents see them. */
@@ -49,6 +55,7 @@ const ENTRIES: Entry[] = [
     danger: 'safe',
     family: 'files',
     load: async () => (await import('./files/read.js')).ReadTool,
+    onBackend: async () => (await import('./files/backend/read.js')).BackendReadTool,
   },
   {
     id: 'write',
@@ -56,6 +63,7 @@ const ENTRIES: Entry[] = [
     danger: 'moderate',
     family: 'files',
     load: async () => (await import('./files/write.js')).WriteTool,
+    onBackend: async () => (await import('./files/backend/write.js')).BackendWriteTool,
   },
   {
     id: 'edit',
@@ -63,6 +71,7 @@ const ENTRIES: Entry[] = [
     danger: 'moderate',
     family: 'files',
     load: async () => (await import('./files/edit.js')).EditTool,
+    onBackend: async () => (await import('./files/backend/edit.js')).BackendEditTool,
   },
   {
     id: 'move',
@@ -70,6 +79,7 @@ const ENTRIES: Entry[] = [
     danger: 'moderate',
     family: 'files',
     load: async () => (await import('./files/move.js')).MoveTool,
+    onBackend: async () => (await import('./files/backend/move.js')).BackendMoveTool,
   },
   {
     id: 'delete',
@@ -77,6 +87,7 @@ const ENTRIES: Entry[] = [
     danger: 'dangerous',
     family: 'files',
     load: async () => (await import('./files/delete.js')).DeleteTool,
+    onBackend: async () => (await import('./files/backend/delete.js')).BackendDeleteTool,
   },
   {
     id: 'undo_file',
@@ -98,6 +109,7 @@ const ENTRIES: Entry[] = [
     danger: 'safe',
     family: 'files',
     load: async () => (await import('./files/file-info.js')).FileInfoTool,
+    onBackend: async () => (await import('./files/backend/file-info.js')).BackendFileInfoTool,
   },
   {
     id: 'list',
@@ -105,6 +117,7 @@ const ENTRIES: Entry[] = [
     danger: 'safe',
     family: 'files',
     load: async () => (await import('./files/list.js')).ListTool,
+    onBackend: async () => (await import('./files/backend/list.js')).BackendListTool,
   },
   {
     id: 'glob',
@@ -112,6 +125,7 @@ const ENTRIES: Entry[] = [
     danger: 'safe',
     family: 'files',
     load: async () => (await import('./files/glob.js')).GlobTool,
+    onBackend: async () => (await import('./files/backend/glob.js')).BackendGlobTool,
   },
   {
     id: 'grep',
@@ -119,6 +133,7 @@ const ENTRIES: Entry[] = [
     danger: 'safe',
     family: 'grep',
     load: async () => (await import('./grep/grep.js')).GrepTool,
+    onBackend: async () => (await import('./grep/backend.js')).BackendGrepTool,
   },
   {
     id: 'bash',
@@ -126,6 +141,7 @@ const ENTRIES: Entry[] = [
     danger: 'dangerous',
     family: 'bash',
     load: async () => (await import('./bash/bash.js')).BashTool,
+    onBackend: async () => (await import('./bash/backend.js')).BackendBashTool,
   },
   {
     id: 'bash_output',
@@ -133,6 +149,7 @@ const ENTRIES: Entry[] = [
     danger: 'safe',
     family: 'bash',
     load: async () => (await import('./bash/jobs.js')).BashOutputTool,
+    onBackend: async () => (await import('./bash/backend.js')).BackendBashOutputTool,
   },
   {
     id: 'bash_kill',
@@ -140,6 +157,7 @@ const ENTRIES: Entry[] = [
     danger: 'moderate',
     family: 'bash',
     load: async () => (await import('./bash/jobs.js')).BashKillTool,
+    onBackend: async () => (await import('./bash/backend.js')).BackendBashKillTool,
   },
   {
     id: 'task',
@@ -234,15 +252,35 @@ const CONDITIONS: Record<string, () => string | undefined> = { web_search: () =>
 let importing: Promise<unknown> = Promise.resolve();
 const loadedInfos = new Map<Entry, Promise<Tool.Info>>();
 
+const loadedBackendInfos = new Map<Entry, Promise<Tool.Info>>();
+
 /** The Info `entry`'s module exports, imported once (after any import already under way). */
-function load(entry: Entry): Promise<Tool.Info> {
-  let info = loadedInfos.get(entry);
+function load(entry: Entry, onBackend = false): Promise<Tool.Info> {
+  const cache = onBackend ? loadedBackendInfos : loadedInfos;
+  const loader = onBackend ? entry.onBackend! : entry.load;
+  let info = cache.get(entry);
   if (!info) {
-    info = importing.then(entry.load, entry.load);
+    info = importing.then(loader, loader);
     importing = info.catch(() => undefined);
-    loadedInfos.set(entry, info);
+    cache.set(entry, info);
   }
   return info;
+}
+
+/**
+ * A file tool with no backend version, asked for over a backend (undo_file, undo_turn): it would
+ * act on this host's files, so it is not offered; it says why.
+ */
+async function notOnBackend(entry: Entry): Promise<Tool.Initialized> {
+  const { z } = await import('zod');
+  const unavailable = `${entry.id} is not available when the files live on a backend: it works on this host's workspace only, and the agent's files are elsewhere.`;
+  return {
+    id: entry.id,
+    description: `${entry.id} (not available on a backend).`,
+    parameters: z.object({}).passthrough(),
+    unavailable,
+    execute: () => Promise.reject(new Error(unavailable)),
+  };
 }
 
 /** An Info that imports the tool's module on its first `init` and hands every `init` to the real Info. */
@@ -253,6 +291,16 @@ function lazyInfo(entry: Entry, descriptionPath: string): Tool.Info {
     descriptionPath,
     danger: entry.danger,
     async init(initCtx) {
+      // The seam: one check per init (the registry caches inits), none per call.
+      if (initCtx?.backend !== undefined) {
+        if (entry.onBackend) {
+          // After the tool's module: it has loaded common.js already (imports one at a time).
+          const info = await load(entry, true);
+          const { answerStops } = await import('./files/backend/common.js');
+          return answerStops(await info.init(initCtx));
+        }
+        if (entry.family === 'files') return notOnBackend(entry);
+      }
       return (await load(entry)).init(initCtx);
     },
   };
@@ -272,7 +320,7 @@ export const builtinTools: BuiltinTool[] = ENTRIES.map((entry) => {
  * use). For checks that the list above says what each file declares.
  */
 export async function loadBuiltinInfos(): Promise<Tool.Info[]> {
-  return Promise.all(ENTRIES.map(load));
+  return Promise.all(ENTRIES.map((e) => load(e)));
 }
 
 /** Built-in tools `registerBuiltinTools` leaves out here (no backend configured), with what to set. */
@@ -284,13 +332,48 @@ export function unregisteredBuiltins(): Array<{ id: string; reason: string }> {
 }
 
 /**
- * Registers every built-in tool (or those named in `only`) into `registry`. A tool that needs
- * configuration (web_search) is left out when it has none, unless `only` names it.
+ * The built-ins agents call most, most used first: 'auto' deferral keeps these longest (the other
+ * built-ins follow in list order). Measured use replaces this order as `registry.stats()` fills.
  */
-export function registerBuiltinTools(registry: ToolRegistryImpl, only?: string[]): ToolRegistryImpl {
+export const BUILTIN_USAGE_ORDER: readonly string[] = ['read', 'edit', 'bash', 'grep', 'glob', 'write', 'list'];
+
+/** Options of `registerBuiltinTools`. */
+export interface BuiltinToolsOptions {
+  /** Only these built-ins (a tool that needs configuration is registered when named here). */
+  only?: string[];
+  /**
+   * Defer these built-ins (offered through `tool_search`, or the provider's own search, until
+   * found), or `'auto'`: the least-used ones once the definitions offered would pass `deferBudgetChars`.
+   */
+  defer?: DeferSpec;
+  /** The 'auto' budget, in characters of definitions (default DEFER_AUTO_BUDGET_CHARS). */
+  deferBudgetChars?: number;
+}
+
+/**
+ * Registers every built-in tool (or those named in `only`) into `registry`. A tool that needs
+ * configuration (web_search) is left out when it has none, unless `only` names it. `defer` defers
+ * some of them (see docs/tools.md, "Deferred tools").
+ */
+export function registerBuiltinTools(
+  registry: ToolRegistryImpl,
+  onlyOrOptions?: string[] | BuiltinToolsOptions,
+): ToolRegistryImpl {
+  const options: BuiltinToolsOptions = Array.isArray(onlyOrOptions) ? { only: onlyOrOptions } : (onlyOrOptions ?? {});
+  const { only } = options;
+  const registered: string[] = [];
   for (const tool of builtinTools) {
     if (only ? !only.includes(tool.info.id) : tool.unregisteredReason?.()) continue;
     registry.register(tool.info, { replace: true });
+    registered.push(tool.info.id);
   }
+  if (options.defer === 'auto') {
+    const usage = (id: string) =>
+      BUILTIN_USAGE_ORDER.includes(id) ? BUILTIN_USAGE_ORDER.indexOf(id) : BUILTIN_USAGE_ORDER.length;
+    const candidates = [...registered].sort(
+      (a, b) => usage(a) - usage(b) || registered.indexOf(a) - registered.indexOf(b),
+    );
+    deferTools(registry, 'auto', { budgetChars: options.deferBudgetChars, candidates });
+  } else if (options.defer?.length) deferTools(registry, options.defer);
   return registry;
 }

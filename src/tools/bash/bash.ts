@@ -14,12 +14,14 @@ import { Tool } from '../../tool.js';
 import { Throttle } from '../../progress.js';
 import { findExecutable } from '../../files.js';
 import { descriptionBeside } from '../../description.js';
-import { Workspace } from '../../workspace.js';
+import { Workspace, workspaceRootFor } from '../../workspace.js';
 import { tenantOf } from '../../tenant.js';
 import type { OutputStore } from '../../output-store.js';
 import { classifyCommand, type DangerLevel } from './danger.js';
 import { delay, groupAlive, killProcessGroup } from './process-group.js';
 import { jobsFor, type BackgroundJob } from './jobs.js';
+import { sandboxRuntimeOf, type SandboxStatus } from '../../sandbox/index.js';
+import type { ContainedCommand } from '../../sandbox/runtime.js';
 
 export { KILL_GRACE_MS, groupAlive, killProcessGroup } from './process-group.js';
 
@@ -88,6 +90,8 @@ export interface BashMetadata extends Tool.Metadata {
   /** The background job's id, when the command was started with `background: true`. */
   jobId?: string;
   dangerReasons: string[];
+  /** Whether the command ran in the OS sandbox (docs/sandbox.md). */
+  sandboxed: boolean;
 }
 
 /** The arguments of a bash call. */
@@ -125,7 +129,22 @@ export const BashTool = Tool.define<typeof parameters, BashMetadata>(
     const ws = await Workspace.fromInitContext(initCtx);
     const outputs = tenantOf(initCtx).outputs;
     const shell = await findShell();
+    // The OS sandbox: probed once per registry; the description says whether it is on.
+    const sandbox = sandboxRuntimeOf(initCtx);
+    const sandboxOptions = sandbox.optionsFor(initCtx);
+    const sandboxStatus = await sandbox.status(sandboxOptions);
+    const roots = [
+      workspaceRootFor(initCtx),
+      ...(Array.isArray(initCtx.additionalRoots) ? initCtx.additionalRoots : []),
+    ];
+    /** The process to start for `command`: the shell itself, or bwrap containing it. */
+    const launchFor = async (command: string, cwd: string) => {
+      const env = { ...process.env, ...NON_INTERACTIVE_ENV };
+      const contained = await sandbox.contain({ shell, command, cwd, roots, env }, sandboxOptions);
+      return contained ?? { file: shell, args: ['-c', command], env, explain: () => undefined };
+    };
     return {
+      descriptionVariables: { sandbox: sandboxLine(sandboxStatus) },
       description:
         'Run a shell command in the workspace (own process group, timeout, output capped with the full text saved to a file).',
       timeout: { managed: true },
@@ -140,21 +159,23 @@ export const BashTool = Tool.define<typeof parameters, BashMetadata>(
         const danger = await classifyCommand(args.command);
         const title = args.description?.trim() || abbreviate(args.command);
         ctx.metadata({ title, metadata: { description: title, output: '', danger: danger.level } });
+        const launch = await launchFor(args.command, cwd);
+        const sandboxed = launch.file !== shell;
         if (args.background) {
           const job = jobsFor(ctx).start({
             shell,
             command: args.command,
             cwd,
-            env: { ...process.env, ...NON_INTERACTIVE_ENV },
+            env: launch.env,
+            launch,
             sessionID: ctx.sessionID,
             outputs,
           });
-          return backgroundResult(job, title, ws.display(cwd), danger, args.timeout);
+          return backgroundResult(job, title, ws.display(cwd), danger, args.timeout, sandboxed);
         }
 
         const run = await runCommand({
-          shell,
-          command: args.command,
+          launch,
           cwd,
           timeoutMs,
           outputs,
@@ -176,8 +197,15 @@ export const BashTool = Tool.define<typeof parameters, BashMetadata>(
           backgroundOutputDetached: run.backgroundOutputDetached,
           danger: danger.level,
           dangerReasons: danger.segments.flatMap((s) => s.reasons),
+          sandboxed,
         };
-        return { title: resultTitle(title, run, timeoutMs), metadata, output: resultOutput(run, timeoutMs) };
+        // A command the sandbox stopped says what was refused and why, beside the raw error.
+        const note = run.exitCode !== 0 ? launch.explain(run.text) : undefined;
+        return {
+          title: resultTitle(title, run, timeoutMs),
+          metadata,
+          output: resultOutput(run, timeoutMs) + (note ? `\n${note}` : ''),
+        };
       },
     };
   },
@@ -218,8 +246,8 @@ async function findShell(): Promise<string> {
 }
 
 interface RunOptions {
-  shell: string;
-  command: string;
+  /** The process to start: the shell with the command, or the sandbox engine containing it. */
+  launch: Pick<ContainedCommand, 'file' | 'args' | 'env'>;
   cwd: string;
   timeoutMs: number;
   /** Where the full output goes when it is over the cap (the tenant's private directory). */
@@ -250,9 +278,9 @@ interface RunResult extends CollectedOutput {
 /** Runs `command` in its own process group; resolves when the shell has exited (never on pipe close). */
 async function runCommand(opts: RunOptions): Promise<RunResult> {
   const started = Date.now();
-  const child = spawn(opts.shell, ['-c', opts.command], {
+  const child = spawn(opts.launch.file, opts.launch.args, {
     cwd: opts.cwd,
-    env: { ...process.env, ...NON_INTERACTIVE_ENV },
+    env: opts.launch.env,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -300,7 +328,7 @@ async function runCommand(opts: RunOptions): Promise<RunResult> {
   if (exit.spawnError) {
     out.discard();
     throw new Error(
-      `Could not start ${opts.shell}: ${exit.spawnError.message}. Check that a shell is installed and the workdir is accessible.`,
+      `Could not start ${opts.launch.file}: ${exit.spawnError.message}. Check that a shell is installed and the workdir is accessible.`,
     );
   }
   if (killing) await killing;
@@ -496,6 +524,7 @@ function backgroundResult(
   workdir: string,
   danger: Awaited<ReturnType<typeof classifyCommand>>,
   timeout: number | undefined,
+  sandboxed: boolean,
 ): Tool.Result<BashMetadata> {
   const notes = [
     `Started background job ${job.id} (pid ${job.pid}) in ${workdir}: ${abbreviate(job.command)}`,
@@ -520,8 +549,23 @@ function backgroundResult(
       danger: danger.level,
       dangerReasons: danger.segments.flatMap((s) => s.reasons),
       jobId: job.id,
+      sandboxed,
     },
   };
+}
+
+/** The line of bash's description that says whether commands run contained. */
+function sandboxLine(status: SandboxStatus): string {
+  if (status.enabled)
+    return (
+      '- The OS sandbox is on: commands can write only inside the workspace and a private /tmp (emptied after each command), ' +
+      'secret files (~/.ssh, .env*, *.pem, ...) are hidden, ' +
+      (status.network === 'proxy'
+        ? 'and the network reaches only the allowed hosts through an HTTP(S) proxy (HTTP_PROXY is set). '
+        : 'and there is no network. ') +
+      'A refusal comes with a [sandbox: ...] note saying why.'
+    );
+  return "- No OS sandbox: commands run with the host user's full rights, so stay inside the workspace.";
 }
 
 function resultTitle(title: string, run: RunResult, timeoutMs: number): string {

@@ -196,6 +196,8 @@ export class JobTable {
     sessionID: string;
     /** The registry's private store, where the job's full log goes. */
     outputs: OutputStore;
+    /** The process to start instead of `shell -c command` (the sandbox engine containing it). */
+    launch?: { file: string; args: string[]; env: NodeJS.ProcessEnv };
   }): BackgroundJob {
     const running = [...this.jobs.values()].filter((j) => j.status === 'running');
     if (running.length >= MAX_RUNNING_JOBS) {
@@ -206,9 +208,12 @@ export class JobTable {
     }
     this.forgetOldFinished();
     const id = `job-${randomBytes(4).toString('hex')}`;
-    const child = spawn(opts.shell, ['-c', opts.command], {
+    const [file, args, env] = opts.launch
+      ? [opts.launch.file, opts.launch.args, opts.launch.env]
+      : [opts.shell, ['-c', opts.command], opts.env];
+    const child = spawn(file, args, {
       cwd: opts.cwd,
-      env: opts.env,
+      env,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -26,7 +26,8 @@ export const MAX_LISTED_MATCHES = 10;
 /** Largest file edit changes (the same as write's MAX_WRITE_BYTES): it is read, matched and rewritten in memory. */
 export const MAX_EDIT_FILE_BYTES = 50 * 1024 * 1024;
 
-const parameters = z.object({
+/** edit's arguments (shared with edit over a backend). */
+export const editParameters = z.object({
   filePath: z.string().describe('Path of the file to edit: absolute, or relative to the workspace root.'),
   oldString: z
     .string()
@@ -55,8 +56,8 @@ export const EditTool = Tool.define(
     return {
       description:
         'Replace oldString with newString in a file (exact match first, then whitespace/indentation-tolerant matching).',
-      parameters,
-      async execute(args: z.infer<typeof parameters>, ctx) {
+      parameters: editParameters,
+      async execute(args: z.infer<typeof editParameters>, ctx) {
         if (args.oldString === args.newString) {
           throw new Error(
             'oldString and newString are identical, so there is nothing to change. Put the new text in newString.',
@@ -97,7 +98,7 @@ interface Target {
   ctx: Tool.Context;
 }
 
-type EditArgs = z.infer<typeof parameters>;
+type EditArgs = z.infer<typeof editParameters>;
 
 /** An edit of a missing file with an empty oldString creates it with newString. */
 async function createFile(target: Target, args: EditArgs): Promise<Tool.Result> {
@@ -208,7 +209,7 @@ async function tolerantEdit(
 }
 
 /** Where oldString is in `content` (sorted ranges), found by which matcher; one match unless replaceAll. */
-function matchRanges(
+export function matchRanges(
   shown: string,
   content: string,
   oldString: string,
@@ -249,7 +250,7 @@ function matchRanges(
 }
 
 /** The result of a successful edit of an existing file. */
-function edited(
+export function edited(
   shown: string,
   d: DiffSummary,
   replacements: number,
@@ -289,12 +290,12 @@ async function readVersion(abs: string): Promise<{ bytes: Buffer; stamp: ReturnT
   }
 }
 
-function normaliseEol(s: string, crlf: boolean): string {
+export function normaliseEol(s: string, crlf: boolean): string {
   return crlf ? s.replace(/\r\n/g, '\n') : s;
 }
 
 /** `content` with the (sorted) ranges replaced. */
-function applyRanges(content: string, ranges: MatchRange[]): string {
+export function applyRanges(content: string, ranges: MatchRange[]): string {
   let out = '';
   let pos = 0;
   for (const r of ranges) {
@@ -318,7 +319,7 @@ function notFoundMessage(shown: string, content: string, oldString: string): str
   );
 }
 
-function countLines(s: string): number {
+export function countLines(s: string): number {
   if (s === '') return 0;
   return s.split('\n').length - (s.endsWith('\n') ? 1 : 0);
 }

@@ -260,9 +260,9 @@ function formatFromEnd(r: LinesResult, shown: string, offset: number, limit: num
   };
 }
 
-const EMPTY: LinesResult = { lines: [], more: false, totalLines: 0, capped: false, cutLines: 0 };
+export const EMPTY: LinesResult = { lines: [], more: false, totalLines: 0, capped: false, cutLines: 0 };
 
-interface LinesResult {
+export interface LinesResult {
   lines: string[];
   /** Whether a line after the last returned one exists. */
   more: boolean;
@@ -274,7 +274,7 @@ interface LinesResult {
   cutLines: number;
 }
 
-function formatLines(r: LinesResult, shown: string, offset: number, limit: number): Tool.Result {
+export function formatLines(r: LinesResult, shown: string, offset: number, limit: number): Tool.Result {
   if (r.totalLines !== undefined && r.lines.length === 0) {
     if (r.totalLines === 0) {
       return {
@@ -471,7 +471,7 @@ async function missingFileMessage(abs: string, shown: string, ws: Workspace): Pr
 }
 
 /** 0..1: how alike two names are (substring, else Levenshtein ratio). */
-function similarity(a: string, b: string): number {
+export function similarity(a: string, b: string): number {
   if (a === b) return 1;
   const stemA = a.replace(/\.[^.]*$/, '');
   const stemB = b.replace(/\.[^.]*$/, '');

@@ -20,8 +20,11 @@ export const GREP_LINE_CUT_MARKER = '... (line truncated)';
  */
 export const RG_MAX_COLUMNS = MAX_LINE_LENGTH * 4;
 
-/** Which search engine ran. */
-export type GrepBackend = 'rg' | 'js';
+/**
+ * Which search engine ran: ripgrep, the JS search, a backend's own literal grep (`initCtx.backend`),
+ * or our regex over the files a backend's readRaw answers.
+ */
+export type GrepBackend = 'rg' | 'js' | 'backend-literal' | 'backend-regex';
 
 /** grep's metadata. */
 export interface GrepMetadata extends Tool.Metadata {
@@ -211,7 +214,7 @@ export class FullMatchList {
 /** The text the model reads: files newest first, at most `collector.cap` matches, a note when cut. */
 export async function render(
   collector: Collector,
-  ws: Workspace,
+  ws: Pick<Workspace, 'display'>,
   pattern: string,
   target: string,
   backend: GrepBackend,

@@ -11,6 +11,8 @@ import { IgnoreTree, VCS_DIRS } from '../files/search-common.js';
 import { abortedMessage } from '../../abort.js';
 import { ATOMIC_TEMP_GLOB } from '../../atomic-write.js';
 import { RG_MAX_COLUMNS, type FileAccumulator, type SearchOptions } from './results.js';
+import { sandboxForCall } from '../../sandbox/index.js';
+import { signalGroup } from '../bash/process-group.js';
 
 /** What ripgrep prints instead of a line longer than RG_MAX_COLUMNS. */
 const RG_OMITTED_LINE = /^\[Omitted long (?:matching|context) line\]$/;
@@ -77,9 +79,13 @@ async function rgArguments(o: SearchOptions): Promise<{ args: string[]; ignoreFi
 }
 
 /** Runs rg to its end (or the call's abort), streaming stdout through an RgOutputReader. */
-function runRg(rg: string, args: string[], o: SearchOptions): Promise<void> {
+async function runRg(rg: string, args: string[], o: SearchOptions): Promise<void> {
+  // In the OS sandbox when it is on: read-only, offline, secrets hidden (they read as unreadable files).
+  const { runtime, options } = sandboxForCall(o.ctx);
+  const contained = await runtime.containReadOnly({ file: rg, args, cwd: o.top, roots: [o.top] }, options);
+  const [file, argv] = contained ? [contained.file, contained.args] : [rg, args];
   return new Promise<void>((resolve, reject) => {
-    const child = spawn(rg, args, { cwd: o.top, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(file, argv, { cwd: o.top, stdio: ['ignore', 'pipe', 'pipe'], detached: !!contained });
     o.ctx.metadata({ metadata: { backend: 'rg', pid: child.pid } });
     const reader = new RgOutputReader(o);
     let stderr = '';
@@ -88,7 +94,9 @@ function runRg(rg: string, args: string[], o: SearchOptions): Promise<void> {
       if (stderr.length < MAX_STDERR) stderr += chunk.toString('utf8');
     });
     const onAbort = (): void => {
-      child.kill('SIGKILL');
+      // Contained, rg runs in bwrap's own process group: end all of it.
+      if (contained && child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
+      else child.kill('SIGKILL');
     };
     o.ctx.abort.addEventListener('abort', onAbort, { once: true });
     child.on('error', (err) => {
@@ -99,7 +107,7 @@ function runRg(rg: string, args: string[], o: SearchOptions): Promise<void> {
       o.ctx.abort.removeEventListener('abort', onAbort);
       reader.end();
       if (o.ctx.abort.aborted) return reject(new Error(abortedMessage('grep')));
-      if (code === 0 || code === 1 || (code === 2 && reader.sawOutput)) return resolve();
+      if (code === 0 || code === 1 || (code === 2 && (reader.sawOutput || onlyHidden(stderr)))) return resolve();
       reject(
         new Error(
           `ripgrep could not search for ${JSON.stringify(o.compiled.source)}: ${stderr.trim().slice(0, 1000) || `exit code ${code}`}. Fix the pattern or path and call grep again.`,
@@ -107,6 +115,12 @@ function runRg(rg: string, args: string[], o: SearchOptions): Promise<void> {
       );
     });
   });
+}
+
+/** rg's errors are only files it could not read (secrets the sandbox hides): the search itself worked. */
+function onlyHidden(stderr: string): boolean {
+  const lines = stderr.trim().split('\n').filter(Boolean);
+  return lines.length > 0 && lines.every((l) => /Permission denied/.test(l));
 }
 
 /**

@@ -20,6 +20,9 @@ import {
   parseSummary,
   withSummary,
 } from './store.js';
+import { StoreNotes } from './store-notes.js';
+import { storeScope } from '../../store/scope.js';
+import { tenantOf } from '../../tenant.js';
 
 /** memory_list reports progress after every this many notes. */
 export const LIST_PROGRESS_EVERY = 100;
@@ -78,6 +81,8 @@ export const MemoryListTool = Tool.define(
       description: 'List the memory notes with their one-line summaries and sizes.',
       parameters: listParameters,
       async execute(args: z.infer<typeof listParameters>, ctx) {
+        const notes = storeNotes(initCtx, ctx);
+        if (notes) return notes.list(args.dir);
         if (!(await store.exists())) {
           return {
             title: 'memory: empty',
@@ -121,7 +126,9 @@ export const MemoryReadTool = Tool.define(
     return {
       description: 'Read one memory note.',
       parameters: readParameters,
-      async execute(args: z.infer<typeof readParameters>) {
+      async execute(args: z.infer<typeof readParameters>, ctx) {
+        const notes = storeNotes(initCtx, ctx);
+        if (notes) return notes.read(args.path);
         const { abs, shown } = await store.resolve(args.path, 'read');
         const text = await readNote(abs, shown, true);
         const size = Buffer.byteLength(text);
@@ -150,6 +157,8 @@ export const MemoryWriteTool = Tool.define(
       description: 'Create a memory note or replace its whole content.',
       parameters: writeParameters,
       async execute(args: z.infer<typeof writeParameters>, ctx) {
+        const notes = storeNotes(initCtx, ctx);
+        if (notes) return notes.write(args.path, args.content);
         const { abs, shown } = await store.resolve(args.path, 'write');
         const bytes = assertNoteSize(args.content, shown, 'This write');
         return withFileLock(abs, async () => {
@@ -185,6 +194,8 @@ export const MemoryPatchTool = Tool.define(
           );
         }
         if (args.old_str === args.new_str) throw new Error('old_str and new_str are identical: nothing would change.');
+        const notes = storeNotes(initCtx, ctx);
+        if (notes) return notes.patch(args.path, args.old_str, args.new_str);
         const { abs, shown } = await store.resolve(args.path, 'write');
         return withFileLock(abs, async () => {
           const text = await readNote(abs, shown, false);
@@ -231,6 +242,8 @@ export const MemoryAppendTool = Tool.define(
         if (!args.entry.trim() && args.summary === undefined) {
           throw new Error('entry is empty. Pass the Markdown to add in "entry" (and/or a new "summary").');
         }
+        const notes = storeNotes(initCtx, ctx);
+        if (notes) return notes.append(args.path, args.entry, args.summary);
         const { abs, shown } = await store.resolve(args.path, 'write');
         return withFileLock(abs, async () => {
           const existing = await readNoteIfExists(abs, shown);
@@ -259,6 +272,12 @@ export const MemoryAppendTool = Tool.define(
 );
 
 // ---------------------------------------------------------------------------------------------
+
+/** The notes in the store of this call (the run's or the registry's), or undefined: then the memory directory's files. */
+function storeNotes(initCtx: Tool.InitContext, ctx: Tool.Context): StoreNotes | undefined {
+  const scope = storeScope(tenantOf(initCtx), ctx);
+  return scope && new StoreNotes(scope);
+}
 
 async function resolveDir(ws: Workspace, dir: string): Promise<string> {
   let abs: string;

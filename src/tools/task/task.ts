@@ -147,9 +147,15 @@ export const TaskTool = Tool.define<typeof parameters>(
         });
         let state: { messages: BaseMessage[] };
         try {
-          state = (await agent.invoke(
-            { messages: [new HumanMessage(args.prompt)] },
-            { signal: ctx.abort, recursionLimit: SUBAGENT_RECURSION_LIMIT },
+          // An OpenTelemetry `invoke_agent` span (when something records spans) holds the sub-agent's calls.
+          state = (await registry.telemetry.agentSpan(
+            args.subagent_type,
+            { 'gen_ai.conversation.id': sessionID, 'gen_ai.agent.description': args.description },
+            () =>
+              agent.invoke(
+                { messages: [new HumanMessage(args.prompt)] },
+                { signal: ctx.abort, recursionLimit: SUBAGENT_RECURSION_LIMIT },
+              ),
           )) as { messages: BaseMessage[] };
         } catch (err) {
           if (ctx.abort.aborted)

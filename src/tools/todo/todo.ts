@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { Tool } from '../../tool.js';
 import { descriptionBeside } from '../../description.js';
 import { tenantOf } from '../../tenant.js';
+import { storeScope } from '../../store/scope.js';
 import {
   MAX_TODOS,
   MAX_TODO_CONTENT_CHARS,
@@ -50,7 +51,8 @@ export const TodoWriteTool = Tool.define<typeof writeParameters, TodoMetadata>(
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       async execute(args, ctx) {
         const todos = validateTodos(args.todos);
-        store.set(sessionOf(ctx), todos);
+        const lists = listsFor(initCtx, store, ctx);
+        await lists.set(sessionOf(ctx), todos);
         return render(todos);
       },
     };
@@ -71,7 +73,7 @@ export const TodoReadTool = Tool.define<typeof readParameters, TodoMetadata>(
       parameters: readParameters,
       annotations: { readOnlyHint: true, openWorldHint: false },
       async execute(_args, ctx) {
-        return render(store.get(sessionOf(ctx)));
+        return render(await listsFor(initCtx, store, ctx).get(sessionOf(ctx)));
       },
     };
   },
@@ -81,6 +83,49 @@ export const TodoReadTool = Tool.define<typeof readParameters, TodoMetadata>(
 
 function storeFor(initCtx: Tool.InitContext): TodoStore {
   return initCtx.todoStore instanceof TodoStore ? initCtx.todoStore : todoStoreOf(tenantOf(initCtx));
+}
+
+/** Where one call's lists are: an explicit `todoStore`, else the store of the run or registry, else the tenant's. */
+interface TodoLists {
+  get(sessionID: string): TodoItem[] | Promise<TodoItem[]>;
+  set(sessionID: string, todos: TodoItem[]): void | Promise<void>;
+}
+
+/** The version of the todo record this code writes (`{ v, todos }`, one record per session). */
+const TODO_RECORD_VERSION = 1;
+
+function listsFor(initCtx: Tool.InitContext, local: TodoStore, ctx: Tool.Context): TodoLists {
+  if (initCtx.todoStore instanceof TodoStore) return local;
+  const scope = storeScope(tenantOf(initCtx), ctx);
+  if (!scope) return local;
+  return {
+    // One record per session, written whole in one put: concurrent writers never leave a mix of two lists.
+    get: async (sessionID) => (await scope.get('todo', sessionID, parseTodoRecord)) ?? [],
+    set: (sessionID, todos) => scope.put('todo', sessionID, { v: TODO_RECORD_VERSION, todos }),
+  };
+}
+
+function parseTodoRecord(value: Record<string, unknown>): TodoItem[] | undefined {
+  if (value.v !== TODO_RECORD_VERSION || !Array.isArray(value.todos)) return undefined;
+  const items: TodoItem[] = [];
+  for (const t of value.todos as unknown[]) {
+    const r = t as Record<string, unknown> | null;
+    if (
+      !r ||
+      typeof r.id !== 'string' ||
+      typeof r.content !== 'string' ||
+      !(TODO_STATUSES as readonly unknown[]).includes(r.status) ||
+      !(TODO_PRIORITIES as readonly unknown[]).includes(r.priority)
+    )
+      return undefined;
+    items.push({
+      id: r.id,
+      content: r.content,
+      status: r.status as TodoItem['status'],
+      priority: r.priority as TodoItem['priority'],
+    });
+  }
+  return items;
 }
 
 function sessionOf(ctx: Tool.Context): string {

@@ -8,7 +8,8 @@ import { Tool } from '../../tool.js';
 import { descriptionBeside } from '../../description.js';
 import { policyFromInitContext } from '../../net/ssrf.js';
 import { HTTP_DEFAULT_TIMEOUT_SECONDS, HTTP_MAX_TIMEOUT_SECONDS, HttpFailure, requestBody } from '../../net/http.js';
-import { callApi, urlCredentials, type ApiCallMetadata } from '../../net/api-call.js';
+import { callApi, type ApiCallMetadata } from '../../net/api-call.js';
+import { urlCredentials } from '../../net/scrub.js';
 import { responseCacheOf } from '../../net/response-cache.js';
 
 /** Methods http_request sends. */
@@ -82,7 +83,8 @@ export const HttpRequestTool = Tool.define<typeof parameters, ApiCallMetadata>(
     const policy = policyFromInitContext(initCtx);
     const allowedHosts = initCtx.httpAllowedHosts;
     const ttlSeconds = initCtx.httpCacheTtlSeconds ?? 0;
-    const cache = ttlSeconds > 0 ? { store: responseCacheOf(initCtx), ttlMs: ttlSeconds * 1000 } : undefined;
+    const cache =
+      ttlSeconds > 0 ? { store: responseCacheOf(initCtx), ttlMs: ttlSeconds * 1000, owner: 'http_request' } : undefined;
     return {
       description:
         'Send one HTTP request (GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS) to an API and return the response.',

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { Tool } from '../../tool.js';
 import { descriptionBeside } from '../../description.js';
+import { cutScrubbed, sentSecretForms } from '../../net/scrub.js';
 import {
   BACKENDS,
   WEB_SEARCH_DEFAULT_BASE_URLS,
@@ -157,7 +158,9 @@ export async function search(
     );
   }
   const text = await readCapped(res, name, signal);
-  if (!res.ok) throw new Error(redact(statusError(config.backend, name, where, res.status, text), config.apiKey));
+  const keys = config.apiKey ? [config.apiKey] : [];
+  const sent = sentSecretForms(keys, config.baseUrl ? { url: new URL(config.baseUrl), headers: {} } : undefined);
+  if (!res.ok) throw new Error(redact(statusError(config.backend, name, where, res.status, text, sent), config.apiKey));
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -248,8 +251,17 @@ async function readCapped(res: Response, name: string, signal: AbortSignal): Pro
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function statusError(backend: WebSearchBackend, name: string, where: string, status: number, body: string): string {
-  const detail = body.replace(/\s+/g, ' ').trim().slice(0, 200);
+function statusError(
+  backend: WebSearchBackend,
+  name: string,
+  where: string,
+  status: number,
+  body: string,
+  secrets: readonly string[],
+): string {
+  // Scrubbed before it is cut, so the cut never leaves part of the key or of a configured URL's
+  // Basic credentials (see cutScrubbed).
+  const detail = cutScrubbed(body.replace(/\s+/g, ' ').trim(), 200, secrets);
   const said = detail ? ` It said: ${detail}` : '';
   if (status === 401 || status === 403) {
     if (backend === 'searxng')

@@ -24,7 +24,7 @@ import {
 } from './html-convert.js';
 import { BlockedAddressError, policyFromInitContext, type CompiledPolicy } from '../../net/ssrf.js';
 import { followRedirects, RedirectFailure } from '../../net/redirects.js';
-import { scrubText } from '../../net/scrub.js';
+import { cutScrubbed, scrubText, sentSecretForms, urlCredentials } from '../../net/scrub.js';
 import { networkFailure } from '../../net/network-error.js';
 
 /** Largest body accepted, checked on Content-Length and on the (decompressed) bytes read. */
@@ -213,6 +213,7 @@ async function fetchAndConvert(
       {
         policy,
         signal: controller.signal,
+        checkHop: ctx.checkUrl?.bind(ctx),
         onRedirect: (u) => {
           current = u;
           progress.phase = `following a redirect to ${u.href}`;
@@ -225,7 +226,8 @@ async function fetchAndConvert(
     if (status < 200 || status > 299) {
       progress.phase = 'reading the error response';
       const body = await readBody(res, ERROR_BODY_BYTES, controller.signal, progress, 'stop');
-      throw new FetchFailure(statusError(status, res.statusMessage ?? '', url, decode(body, type.charset, type.mime)));
+      const text = decode(body, type.charset, type.mime);
+      throw new FetchFailure(statusError(status, res.statusMessage ?? '', url, text, credentialsIn(start)));
     }
     const declared = Number(res.headers['content-length']);
     // Refuse a declared binary before downloading it.
@@ -602,23 +604,19 @@ function checkTimeout(timeout: number | undefined): number {
   return timeout;
 }
 
-/** The user and password parts of a URL (raw and decoded), to scrub from whatever is shown. */
+/**
+ * The user and password of a URL in every form webfetch sends or shows them (as written, decoded,
+ * `user:password` and the base64 of the Basic header built from it), to scrub from whatever is shown.
+ */
 function credentialsIn(raw: unknown): string[] {
-  const m = /^\s*[a-z][a-z0-9+.-]*:\/\/([^/?#\s]*)@/i.exec(
-    typeof raw === 'string' ? raw : raw instanceof URL ? raw.href : '',
-  );
-  if (!m) return [];
-  const out = new Set<string>();
-  for (const part of m[1].split(':')) {
-    if (part.length < 3) continue; // too short to scrub without mangling ordinary text
-    out.add(part);
-    try {
-      out.add(decodeURIComponent(part));
-    } catch {
-      // not percent-encoded
-    }
+  const text = typeof raw === 'string' ? raw : raw instanceof URL ? raw.href : '';
+  let url: URL | undefined;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    // not a URL: only the text's own user:password are known
   }
-  return [...out];
+  return sentSecretForms(urlCredentials(text), url ? { url, headers: {} } : undefined);
 }
 
 function scrubResult(result: Tool.Result<WebfetchMetadata>, secrets: readonly string[]): Tool.Result<WebfetchMetadata> {
@@ -651,12 +649,13 @@ function parseUrl(raw: string): URL {
   return url;
 }
 
-function statusError(status: number, statusText: string, url: URL, body: string): string {
-  const snippet = body
+/** The error for a non-2xx page; its snippet is scrubbed of `secrets` before it is cut (a cut never leaves part of one). */
+function statusError(status: number, statusText: string, url: URL, body: string, secrets: readonly string[]): string {
+  const text = body
     .replace(/<[^>]*>/g, ' ')
     .replace(/\s+/g, ' ')
-    .trim()
-    .slice(0, ERROR_SNIPPET_CHARS);
+    .trim();
+  const snippet = cutScrubbed(text, ERROR_SNIPPET_CHARS, secrets);
   const advice =
     status === 404 || status === 410
       ? 'Check the URL; the page does not exist.'

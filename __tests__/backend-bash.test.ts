@@ -1,0 +1,142 @@
+/**
+ * bash over a backend: deepagents' LocalShellBackend runs the command through its `execute` (never
+ * our local spawn); a backend without `execute` gets no bash (it refuses in a sentence, and says so as
+ * `unavailable`); background jobs are not offered; host-only file tools (undo) are not offered on a
+ * backend; the policy judges a backend's paths as the backend's.
+ */
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { InMemoryStore } from '@langchain/langgraph';
+import { LocalShellBackend, StoreBackend } from 'deepagents';
+import { createPolicy, createRegistry, registerBuiltinTools } from '../src/index.js';
+import { tempDir } from './helpers.js';
+
+let shellDir: { dir: string; cleanup: () => Promise<void> };
+let hostDir: { dir: string; cleanup: () => Promise<void> };
+beforeAll(async () => {
+  shellDir = await tempDir('backend-shell-');
+  hostDir = await tempDir('backend-host-');
+});
+afterAll(async () => {
+  await shellDir.cleanup();
+  await hostDir.cleanup();
+});
+
+describe('bash over LocalShellBackend (execute)', () => {
+  it('runs in the backend, sees the files our write tool put there, and reports the exit code', async () => {
+    const backend = await LocalShellBackend.create({ rootDir: shellDir.dir, virtualMode: true });
+    const executed: string[] = [];
+    const realExecute = backend.execute.bind(backend);
+    backend.execute = (command: string) => (executed.push(command), realExecute(command));
+    const registry = registerBuiltinTools(createRegistry());
+    const initCtx = { backend, workspaceRoot: hostDir.dir };
+    const w = await registry.execute('write', { filePath: 'data/n.txt', content: '41\n' }, { sessionID: 's' }, initCtx);
+    expect(w.success).toBe(true);
+    const u = await registry.execute(
+      'bash',
+      { command: 'cat n.txt && pwd && exit 4', description: 'read it', workdir: 'data' },
+      { sessionID: 's' },
+      initCtx,
+    );
+    expect(u.success).toBe(true);
+    expect(u.result.title).toBe('read it (exit 4)');
+    expect(u.result.output).toMatch(new RegExp(`^41\\n${path.join(shellDir.dir, 'data')}\\n`));
+    expect(u.result.output).toMatch(/\[exit code 4\]$/);
+    expect(u.result.metadata).toMatchObject({
+      exitCode: 4,
+      backend: expect.stringMatching(/^LocalShellBackend \(local-/),
+    });
+    expect(executed).toEqual(["cd -- 'data' && cat n.txt && pwd && exit 4"]);
+    // The host workspace given beside the backend saw nothing.
+    await expect(readFile(path.join(hostDir.dir, 'data', 'n.txt'))).rejects.toThrow();
+  });
+
+  it('the time limit holds over execute: a command past it fails with a sentence naming the backend', async () => {
+    const backend = await LocalShellBackend.create({ rootDir: shellDir.dir, virtualMode: true });
+    const registry = registerBuiltinTools(createRegistry());
+    const u = await registry.execute(
+      'bash',
+      { command: 'sleep 5', description: 'wait', timeout: 200 },
+      { sessionID: 's' },
+      { backend },
+    );
+    expect(u.success).toBe(false);
+    expect(u.error).toMatch(
+      /^The backend LocalShellBackend \(local-[0-9a-f]+\) did not finish the command within its time limit of 200 ms; it may still be running there/,
+    );
+  });
+
+  it('background is refused on a backend, and bash_output / bash_kill are not offered', async () => {
+    const backend = await LocalShellBackend.create({ rootDir: shellDir.dir, virtualMode: true });
+    const registry = registerBuiltinTools(createRegistry());
+    const u = await registry.execute(
+      'bash',
+      { command: 'sleep 1', description: 'bg', background: true },
+      { sessionID: 's' },
+      { backend },
+    );
+    expect(u.error).toMatch(/^background is not available on the backend LocalShellBackend/);
+    const tool = await registry.initialized('bash_output', { backend });
+    expect(tool.unavailable).toMatch(/^bash_output is not available: commands on the backend LocalShellBackend/);
+  });
+});
+
+describe('bash given a backend without execute never runs on the host', () => {
+  it('refuses in a sentence, says so as unavailable, and no command runs', async () => {
+    const marker = path.join(hostDir.dir, 'ran.txt');
+    const backend = new StoreBackend({ store: new InMemoryStore(), namespace: ['x'] });
+    const registry = registerBuiltinTools(createRegistry());
+    const initCtx = { backend, workspaceRoot: hostDir.dir };
+    const u = await registry.execute(
+      'bash',
+      { command: `touch ${marker}`, description: 'touch' },
+      { sessionID: 's' },
+      initCtx,
+    );
+    expect(u.error).toBe(
+      'bash is not available: the files live on the backend StoreBackend, which cannot run commands (it has no execute method and id), and a command run on this host would not see them. Use the file tools, or give the agent a sandbox backend.',
+    );
+    await expect(readFile(marker)).rejects.toThrow();
+    expect((await registry.initialized('bash', initCtx)).unavailable).toBe(u.error);
+  });
+});
+
+describe('host-only file tools are not offered on a backend', () => {
+  it('undo_file says why instead of touching this host', async () => {
+    const backend = new StoreBackend({ store: new InMemoryStore(), namespace: ['y'] });
+    const registry = registerBuiltinTools(createRegistry());
+    const u = await registry.execute('undo_file', { path: 'a.txt' }, { sessionID: 's' }, { backend });
+    expect(u.error).toBe(
+      "undo_file is not available when the files live on a backend: it works on this host's workspace only, and the agent's files are elsewhere.",
+    );
+  });
+});
+
+describe("the policy judges a backend path as the backend's, never as a host path", () => {
+  it('a deny rule on .env applies to the backend file; the host workspace file of the same name is not what was judged', async () => {
+    await writeFile(path.join(hostDir.dir, 'ok.txt'), 'host\n');
+    const backend = new StoreBackend({ store: new InMemoryStore(), namespace: ['p'] });
+    const policy = createPolicy({
+      rules: [
+        { tool: 'read', pattern: '.env', action: 'deny', reason: 'secrets' },
+        { tool: 'write', pattern: 'tmp/**', action: 'deny', reason: 'not there' },
+      ],
+    });
+    const registry = registerBuiltinTools(createRegistry({ policy }));
+    const initCtx = { backend, workspaceRoot: hostDir.dir };
+    const denied = await registry.execute('read', { filePath: '/.env' }, { sessionID: 's' }, initCtx);
+    expect(denied.error).toMatch(/secrets/);
+    // An absolute backend path like /tmp/x is the backend's tmp/x: judged by the tmp/** rule, not as a
+    // host path outside the workspace (which would be judged as "outside").
+    const tmp = await registry.execute('write', { filePath: '/tmp/x.txt', content: 'x' }, { sessionID: 's' }, initCtx);
+    expect(tmp.error).toMatch(/not there/);
+    const fine = await registry.execute(
+      'write',
+      { filePath: '/notes/x.txt', content: 'x' },
+      { sessionID: 's' },
+      initCtx,
+    );
+    expect(fine.success).toBe(true);
+  });
+});

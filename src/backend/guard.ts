@@ -1,0 +1,293 @@
+/**
+ * The guarded backend: every call our tools make to a backend goes through here. A method that
+ * throws, never answers (past the call's abort or timeout), answers an `error`, answers a malformed
+ * or oversized result, or names a path outside what was asked, becomes one `BackendError` whose
+ * sentence names the backend, the operation and its path, and what to do next. Results come back
+ * checked and typed.
+ * Must not format anything for the model beyond those sentences, nor decide policy.
+ */
+import posix from 'node:path/posix';
+import type { AnyBackendProtocol, ExecuteResponse, FileInfo, GrepMatch } from './protocol.js';
+import { liftBackend, isSandboxBackend } from './lift.js';
+
+/** Largest file (UTF-16 characters of text, or bytes) the tools take from a backend in one answer. */
+export const MAX_BACKEND_FILE_CHARS = 50 * 1024 * 1024;
+/** Most entries one listing, glob or grep answer may hold; beyond it the answer is refused. */
+export const MAX_BACKEND_ENTRIES = 100_000;
+/** Most characters of one `execute` answer kept (the bash tool then caps what the model sees). */
+export const MAX_BACKEND_OUTPUT_CHARS = 10 * 1024 * 1024;
+
+/** A backend call that failed, said as a sentence for the model. */
+export class BackendError extends Error {
+  constructor(
+    message: string,
+    /** `threw`: the method threw; `refused`: it answered an error; the rest: the answer was unusable. */
+    readonly kind:
+      'threw' | 'refused' | 'stopped' | 'malformed' | 'too-large' | 'outside' | 'missing-method' = 'malformed',
+  ) {
+    super(message);
+    this.name = 'BackendError';
+  }
+}
+
+/** A stored file as the tools see it: text, or bytes for binary content. */
+export interface BackendFile {
+  text?: string;
+  bytes?: Uint8Array;
+  mimeType?: string;
+  modifiedAt?: string;
+}
+
+type Lifted = ReturnType<typeof liftBackend>;
+
+/** A backend behind checks; one per init context (the tools share it). */
+export class GuardedBackend {
+  readonly name: string;
+  private readonly lifted: Lifted;
+
+  constructor(readonly raw: AnyBackendProtocol) {
+    this.lifted = liftBackend(raw);
+    this.name = backendName(raw);
+  }
+
+  /** Whether the backend runs commands (`execute` and a non-empty `id`). */
+  get canExecute(): boolean {
+    return isSandboxBackend(this.raw);
+  }
+
+  /** Whether the backend deletes (the protocol makes `delete` optional). */
+  get canDelete(): boolean {
+    return typeof this.lifted.delete === 'function';
+  }
+
+  async ls(dir: string, signal: AbortSignal): Promise<FileInfo[]> {
+    const r = await this.invoke('ls', dir, signal, () => this.lifted.ls(dir));
+    return this.infos('ls', dir, r.files, dir);
+  }
+
+  /** The whole file; undefined when the backend answered an error (the caller tells missing from broken). */
+  async readRaw(file: string, signal: AbortSignal): Promise<{ file?: BackendFile; error?: string }> {
+    const r = await this.invoke('readRaw', file, signal, () => this.lifted.readRaw(file), true);
+    if (typeof r.error === 'string' && r.error) return { error: r.error };
+    const data = r.data as Record<string, unknown> | undefined;
+    if (!data || typeof data !== 'object') throw this.malformed('readRaw', file, 'it holds no data');
+    const content = data.content;
+    const out: BackendFile = {};
+    if (typeof data.mimeType === 'string') out.mimeType = data.mimeType;
+    if (typeof data.modified_at === 'string') out.modifiedAt = data.modified_at;
+    if (typeof content === 'string') out.text = content;
+    else if (content instanceof Uint8Array) out.bytes = content;
+    else if (Array.isArray(content) && content.every((l) => typeof l === 'string')) out.text = content.join('\n');
+    else throw this.malformed('readRaw', file, 'its content is neither text, bytes nor lines');
+    const size = out.text?.length ?? out.bytes!.length;
+    if (size > MAX_BACKEND_FILE_CHARS)
+      throw new BackendError(
+        `The backend ${this.name} answered readRaw of ${file} with ${size} characters, above the ${MAX_BACKEND_FILE_CHARS}-character limit the tools take from a backend; nothing was changed. Work on a smaller file.`,
+        'too-large',
+      );
+    return { file: out };
+  }
+
+  async write(file: string, content: string, signal: AbortSignal): Promise<void> {
+    const r = await this.invoke('write', file, signal, () => this.lifted.write(file, content));
+    this.samePath('write', file, r.path);
+  }
+
+  /** Replaces `oldString` (which must occur once, or every time with `replaceAll`); the count replaced. */
+  async edit(file: string, oldString: string, newString: string, signal: AbortSignal): Promise<number> {
+    const r = await this.invoke('edit', file, signal, () => this.lifted.edit(file, oldString, newString, false));
+    this.samePath('edit', file, r.path);
+    if (r.occurrences !== undefined && typeof r.occurrences !== 'number')
+      throw this.malformed('edit', file, 'its occurrences is not a number');
+    return typeof r.occurrences === 'number' ? r.occurrences : 1;
+  }
+
+  async delete(file: string, signal: AbortSignal): Promise<void> {
+    const lifted = this.lifted;
+    if (!lifted.delete)
+      throw new BackendError(`The backend ${this.name} cannot delete (it has no delete method).`, 'missing-method');
+    const r = await this.invoke('delete', file, signal, () => lifted.delete!(file));
+    this.samePath('delete', file, r.path);
+  }
+
+  async glob(pattern: string, dir: string, signal: AbortSignal): Promise<{ files: FileInfo[]; truncated: boolean }> {
+    const r = await this.invoke('glob', dir, signal, () => this.lifted.glob(pattern, dir));
+    return { files: this.infos('glob', dir, r.files, dir), truncated: r.truncated === true };
+  }
+
+  /** A literal search (the protocol's grep is not a regex). */
+  async grep(
+    literal: string,
+    dir: string,
+    glob: string | null,
+    maxCount: number,
+    signal: AbortSignal,
+  ): Promise<{ matches: GrepMatch[]; truncated: boolean }> {
+    const r = await this.invoke('grep', dir, signal, () => this.lifted.grep(literal, dir, glob, maxCount));
+    const matches = r.matches;
+    if (!Array.isArray(matches)) throw this.malformed('grep', dir, 'it holds no matches list');
+    if (matches.length > MAX_BACKEND_ENTRIES) throw this.tooMany('grep', dir, matches.length);
+    for (const m of matches as unknown[]) {
+      const g = m as Partial<GrepMatch> | null;
+      if (!g || typeof g.path !== 'string' || typeof g.line !== 'number' || typeof g.text !== 'string')
+        throw this.malformed('grep', dir, 'a match lacks a string path, a numeric line or a string text');
+      this.inside('grep', dir, g.path);
+    }
+    return { matches: matches as GrepMatch[], truncated: r.truncated === true };
+  }
+
+  /** Runs `command` on the backend (only when `canExecute`). */
+  async execute(command: string, signal: AbortSignal): Promise<ExecuteResponse> {
+    const exec = this.lifted.execute;
+    if (!exec)
+      throw new BackendError(
+        `The backend ${this.name} cannot run commands (it has no execute method).`,
+        'missing-method',
+      );
+    const r = await this.invoke('execute', 'the command', signal, () => exec(command), true);
+    if (typeof r.output !== 'string') throw this.malformed('execute', 'the command', 'its output is not text');
+    if (r.exitCode !== null && typeof r.exitCode !== 'number')
+      throw this.malformed('execute', 'the command', 'its exitCode is neither a number nor null');
+    const cut = r.output.length > MAX_BACKEND_OUTPUT_CHARS;
+    return {
+      output: cut ? r.output.slice(0, MAX_BACKEND_OUTPUT_CHARS) : r.output,
+      exitCode: r.exitCode,
+      truncated: r.truncated === true || cut,
+    };
+  }
+
+  /**
+   * Calls `fn` with every failure turned into a sentence: a throw, no answer before `signal`
+   * aborts, a non-object answer, or (unless `keepError`) an answer with an `error`.
+   */
+  private async invoke(
+    op: string,
+    target: string,
+    signal: AbortSignal,
+    fn: () => unknown,
+    keepError = false,
+  ): Promise<Record<string, unknown>> {
+    if (signal.aborted) throw this.stopped(op, target);
+    let answer: unknown;
+    try {
+      answer = await raceAbort(Promise.resolve().then(fn), signal);
+    } catch (err) {
+      if (err instanceof Aborted) throw this.stopped(op, target);
+      throw new BackendError(
+        `The backend ${this.name} failed at ${op} of ${target}: ${errorText(err)}. Nothing more was done; check the backend, or retry.`,
+        'threw',
+      );
+    }
+    if (answer === null || typeof answer !== 'object' || Array.isArray(answer))
+      throw this.malformed(
+        op,
+        target,
+        `it is ${answer === null ? 'null' : Array.isArray(answer) ? 'a list' : typeof answer}, not a result object`,
+      );
+    const r = answer as Record<string, unknown>;
+    if (!keepError && r.error !== undefined && r.error !== null && r.error !== '') {
+      throw new BackendError(
+        `The backend ${this.name} refused ${op} of ${target}: ${oneLine(typeof r.error === 'string' ? r.error : JSON.stringify(r.error))}`,
+        'refused',
+      );
+    }
+    return r;
+  }
+
+  private infos(op: string, target: string, files: unknown, dir: string): FileInfo[] {
+    if (!Array.isArray(files)) throw this.malformed(op, target, 'it holds no files list');
+    if (files.length > MAX_BACKEND_ENTRIES) throw this.tooMany(op, target, files.length);
+    for (const f of files as unknown[]) {
+      const info = f as Partial<FileInfo> | null;
+      if (!info || typeof info.path !== 'string') throw this.malformed(op, target, 'an entry lacks a string path');
+      this.inside(op, dir, info.path);
+    }
+    return files as FileInfo[];
+  }
+
+  /** A returned path must lie inside the directory asked about (a backend must not answer for elsewhere). */
+  private inside(op: string, dir: string, returned: string): void {
+    const base = dir === '/' ? '/' : `${posix.normalize(dir).replace(/\/+$/, '')}/`;
+    const p = posix.normalize(returned.startsWith('/') ? returned : `/${returned}`);
+    if (p === base.slice(0, -1) || p.startsWith(base) || base === '/') {
+      if (!p.split('/').includes('..')) return;
+    }
+    throw new BackendError(
+      `The backend ${this.name} answered ${op} of ${dir} with the path ${JSON.stringify(returned)}, which is outside what was asked; the answer was discarded. Check the backend's path handling.`,
+      'outside',
+    );
+  }
+
+  private samePath(op: string, file: string, answered: unknown): void {
+    if (answered === undefined || answered === null || answered === file) return;
+    if (typeof answered !== 'string') throw this.malformed(op, file, 'its path is not text');
+    const a = posix.normalize(`/${answered}`);
+    const f = posix.normalize(`/${file}`);
+    // deepagents' CompositeBackend answers the routed backend's path, its route prefix stripped.
+    if (a !== f && !(a !== '/' && f.endsWith(a)))
+      throw new BackendError(
+        `The backend ${this.name} answered ${op} of ${file} for another path, ${JSON.stringify(answered)}; check that file, and the backend's path handling.`,
+        'outside',
+      );
+  }
+
+  private malformed(op: string, target: string, why: string): BackendError {
+    return new BackendError(
+      `The backend ${this.name} answered ${op} of ${target} with a malformed result (${why}); it was discarded. Check the backend's implementation of ${op}.`,
+    );
+  }
+
+  private tooMany(op: string, target: string, n: number): BackendError {
+    return new BackendError(
+      `The backend ${this.name} answered ${op} of ${target} with ${n} entries, above the limit of ${MAX_BACKEND_ENTRIES}; the answer was discarded. Narrow the path or pattern.`,
+      'too-large',
+    );
+  }
+
+  private stopped(op: string, target: string): BackendError {
+    return new BackendError(
+      `The backend ${this.name} did not answer ${op} of ${target} before the call was stopped (timeout or abort). Retry later, or check the backend.`,
+      'stopped',
+    );
+  }
+}
+
+/** The race's rejection when the signal won. */
+class Aborted extends Error {}
+
+/** `p`, or a rejection with ABORTED as soon as `signal` aborts. */
+function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Aborted('aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}
+
+/** How the model reads a backend's name: its class, and its id when it has one. */
+function backendName(b: AnyBackendProtocol): string {
+  const ctor = (b as { constructor?: { name?: unknown } }).constructor?.name;
+  const cls = typeof ctor === 'string' && ctor && ctor !== 'Object' ? ctor : 'backend';
+  const id = (b as { id?: unknown }).id;
+  return typeof id === 'string' && id ? `${cls} (${id})` : cls;
+}
+
+function errorText(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return oneLine(text).replace(/\.$/, '') || 'no reason given';
+}
+
+/** One line, bounded: a backend's error must not flood the model or carry a stack. */
+function oneLine(s: string): string {
+  const first = s.split('\n').find((l) => l.trim()) ?? '';
+  return first.length > 500 ? `${first.slice(0, 500)}...` : first;
+}

@@ -1,0 +1,246 @@
+/**
+ * One call's view of the store: which store (the run's LangGraph store, else the registry's), the
+ * resolved namespace, and the record operations the tools share — reads that name a malformed
+ * record's key, paged searches that keep only the exact namespace, an atomic claim (the engine's,
+ * else an in-process lock), and failures turned into one sentence without secrets.
+ * Must not know any tool's record shape (each tool validates its own values).
+ */
+import type { Tenant } from '../tenant.js';
+import { kindNamespace, resolveNamespace, STATE_KINDS, type StateKind } from './namespace.js';
+import type { NamespaceContext, StoreItem, ToolStore } from './types.js';
+import { redactSecrets } from './url.js';
+
+/** Records read per page when a tool reads all records of one kind. */
+export const STORE_PAGE_SIZE = 500;
+/** Most records of one kind a tool reads in one call (memory notes, pending calls). */
+export const MAX_STORE_SCAN_RECORDS = 20_000;
+
+/** The key of `ctx.extra` the LangChain adapter puts the run's store (`config.store`) under. */
+export const RUN_STORE_KEY = 'langgraphStore';
+/** The key of `ctx.extra` the adapter puts the run's `config.configurable` under. */
+export const RUN_CONFIGURABLE_KEY = 'langgraphConfigurable';
+
+/** Thrown for a record whose value is not what this version writes; names the key. */
+export class MalformedRecordError extends Error {
+  override name = 'MalformedRecordError';
+}
+
+/** What scopes a call: its context as the pipeline gives it. */
+export interface ScopeContext {
+  sessionID?: string;
+  agent?: string;
+  extra?: Record<string, unknown>;
+}
+
+/** The store a call uses, under its namespace. */
+export class StoreScope {
+  constructor(
+    readonly store: ToolStore,
+    /** The encoded base namespace (`['toolbelt', ...labels]`). */
+    readonly base: readonly string[],
+    private readonly label = 'the state store',
+  ) {}
+
+  private readonly kinds = new Map<StateKind, string[]>();
+
+  /** The namespace of one kind of state. */
+  ns(kind: StateKind): string[] {
+    let ns = this.kinds.get(kind);
+    if (!ns) this.kinds.set(kind, (ns = kindNamespace(this.base, kind)));
+    return ns;
+  }
+
+  /** The record `key` of `kind`, checked by `parse` (which returns undefined for a bad shape). */
+  get<T>(
+    kind: StateKind,
+    key: string,
+    parse: (value: Record<string, unknown>) => T | undefined,
+  ): Promise<T | undefined> {
+    // One promise step, no async wrapper: todoread's whole cost is about this call.
+    let pending: Promise<StoreItem | null>;
+    try {
+      pending = this.store.get(this.ns(kind), key);
+    } catch (err) {
+      return Promise.reject(this.failure(`reading ${kind} record "${key}"`, err));
+    }
+    return pending.then(
+      (item) => (item ? this.parsed(kind, item, parse) : undefined),
+      (err: unknown) => {
+        throw this.failure(`reading ${kind} record "${key}"`, err);
+      },
+    );
+  }
+
+  /** Checks one record read by `all` or `get`. */
+  parsed<T>(kind: StateKind, item: StoreItem, parse: (value: Record<string, unknown>) => T | undefined): T {
+    const value = item.value && typeof item.value === 'object' ? parse(item.value) : undefined;
+    if (value === undefined) {
+      throw new MalformedRecordError(
+        `The ${kind} record "${item.key}" in ${this.label} (namespace ${item.namespace.join('/')}) is not in the shape this version writes ` +
+          '(written by an older version, or edited by hand). Fix or delete that record; other records are unaffected.',
+      );
+    }
+    return value;
+  }
+
+  /** Writes the record `key` of `kind` (one put: it lands whole or not at all). */
+  put(kind: StateKind, key: string, value: Record<string, unknown>): Promise<void> {
+    assertKey(key);
+    return this.run(`saving ${kind} record "${key}"`, () => this.store.put(this.ns(kind), key, value));
+  }
+
+  /** Deletes the record `key` of `kind`. */
+  delete(kind: StateKind, key: string): Promise<void> {
+    return this.run(`deleting ${kind} record "${key}"`, () => this.store.delete(this.ns(kind), key));
+  }
+
+  /**
+   * Every record of `kind` (optionally matching `filter`), oldest first (by the store's creation
+   * time, then key). Only records in exactly this namespace are kept, whatever the engine's
+   * prefix search matched.
+   */
+  async all(kind: StateKind, filter?: Record<string, unknown>): Promise<StoreItem[]> {
+    const ns = this.ns(kind);
+    const seen = new Map<string, StoreItem>();
+    for (let offset = 0; ; offset += STORE_PAGE_SIZE) {
+      const page = await this.run(`listing ${kind} records`, () =>
+        this.store.search(ns, { filter, limit: STORE_PAGE_SIZE, offset }),
+      );
+      for (const item of page) if (sameNamespace(item.namespace, ns)) seen.set(item.key, item);
+      if (page.length < STORE_PAGE_SIZE) break;
+      if (offset + STORE_PAGE_SIZE >= MAX_STORE_SCAN_RECORDS) {
+        const beyond = await this.run(`listing ${kind} records`, () =>
+          this.store.search(ns, { filter, limit: 1, offset: offset + STORE_PAGE_SIZE }),
+        );
+        if (!beyond.length) break;
+        throw new Error(
+          `${capitalise(this.label)} holds more than ${MAX_STORE_SCAN_RECORDS} ${kind} records in namespace ${ns.join('/')}, more than one call reads. ` +
+            'Remove old records (or rewrite notes whole with memory_write) and try again.',
+        );
+      }
+    }
+    return [...seen.values()].sort(byCreation);
+  }
+
+  /**
+   * Sets `value` under `key` only if the record's `field` is `expected` now; true when this call
+   * did. Atomic across processes when the engine has `claim`; otherwise within this process.
+   */
+  async claim(
+    kind: StateKind,
+    key: string,
+    field: string,
+    expected: string,
+    value: Record<string, unknown>,
+  ): Promise<boolean> {
+    const ns = this.ns(kind);
+    const store = this.store;
+    if (typeof store.claim === 'function') {
+      return this.run(`updating ${kind} record "${key}"`, () => store.claim!(ns, key, field, expected, value));
+    }
+    return withLocalLock(store, `${ns.join('/')}\n${key}`, async () => {
+      const item = await this.run(`reading ${kind} record "${key}"`, () => store.get(ns, key));
+      if (!item || item.value?.[field] !== expected) return false;
+      await this.run(`updating ${kind} record "${key}"`, () => store.put(ns, key, value));
+      return true;
+    });
+  }
+
+  /** Runs one store operation; a failure becomes one sentence (no password, no stack). */
+  private async run<T>(what: string, op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      throw this.failure(what, err);
+    }
+  }
+
+  private failure(what: string, err: unknown): Error {
+    if (err instanceof MalformedRecordError) return err;
+    const reason = redactSecrets(err instanceof Error ? err.message || err.name : String(err))
+      .replace(/\s+/g, ' ')
+      .trim();
+    return new Error(
+      `${capitalise(this.label)} failed while ${what} (${reason || 'no reason given'}), so the call did not complete. ` +
+        'Try again once the store is reachable.',
+      { cause: err },
+    );
+  }
+}
+
+/** The scope of a call: the run's store (LangGraph), else the registry's; undefined when neither (in-process state). */
+export function storeScope(tenant: Tenant, ctx: ScopeContext | undefined): StoreScope | undefined {
+  const binding = tenant.storeBinding;
+  const runStore = ctx?.extra?.[RUN_STORE_KEY];
+  const store = isToolStore(runStore) ? runStore : binding?.store;
+  if (!store) return undefined;
+  // A fixed namespace resolves the same way for every call: one scope per tenant and store.
+  const fixed = typeof binding?.namespace !== 'function';
+  let cached = fixed ? fixedScopes.get(tenant) : undefined;
+  const hit = cached?.get(store);
+  if (hit) return hit;
+  const configurable = ctx?.extra?.[RUN_CONFIGURABLE_KEY];
+  const nsCtx: NamespaceContext = {
+    sessionID: ctx?.sessionID,
+    agent: ctx?.agent,
+    extra: ctx?.extra,
+    configurable:
+      configurable && typeof configurable === 'object' ? (configurable as Record<string, unknown>) : undefined,
+  };
+  const base = resolveNamespace(binding?.namespace, nsCtx, ['registry', tenant.id]);
+  const scope = new StoreScope(store, base, store === binding?.store ? binding.label : undefined);
+  if (fixed) {
+    if (!cached) fixedScopes.set(tenant, (cached = new WeakMap()));
+    cached.set(store, scope);
+  }
+  return scope;
+}
+
+const fixedScopes = new WeakMap<Tenant, WeakMap<ToolStore, StoreScope>>();
+
+/** Whether `value` has the four methods of the store interface. */
+export function isToolStore(value: unknown): value is ToolStore {
+  if (!value || typeof value !== 'object') return false;
+  const v = value as Record<string, unknown>;
+  return ['get', 'put', 'delete', 'search'].every((m) => typeof v[m] === 'function');
+}
+
+function sameNamespace(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((l, i) => l === b[i]);
+}
+
+function byCreation(a: StoreItem, b: StoreItem): number {
+  const ta = a.createdAt ? new Date(a.createdAt).getTime() : 0;
+  const tb = b.createdAt ? new Date(b.createdAt).getTime() : 0;
+  return ta - tb || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+}
+
+function assertKey(key: string): void {
+  if (key.includes('\0')) {
+    throw new Error(
+      `The record key ${JSON.stringify(key)} contains a NUL character, which stores cannot keep. Use another id.`,
+    );
+  }
+}
+
+function capitalise(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+const locks = new WeakMap<object, Map<string, Promise<unknown>>>();
+
+/** Runs `fn` after every earlier `fn` of the same store and key in this process. */
+async function withLocalLock<T>(store: object, key: string, fn: () => Promise<T>): Promise<T> {
+  let map = locks.get(store);
+  if (!map) locks.set(store, (map = new Map<string, Promise<unknown>>()));
+  const before = map.get(key) ?? Promise.resolve();
+  const run = before.then(fn, fn);
+  const tail = run.catch(() => undefined);
+  map.set(key, tail);
+  void tail.then(() => {
+    if (map.get(key) === tail) map.delete(key);
+  });
+  return run;
+}
+
+export { STATE_KINDS };

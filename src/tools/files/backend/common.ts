@@ -1,0 +1,161 @@
+/**
+ * What the file tools share on a backend: the one guarded backend per init context, how a path the
+ * model gives becomes a backend path (POSIX, rooted at `/`, `..` never above the root) and how it is
+ * shown (relative to `/`, as the local tools show workspace-relative paths), the stale-write
+ * stamps (a content hash: backends have no inode or nanosecond mtime), and the whole-file CAS write.
+ * Must not touch the local disk: on a backend every file is the backend's.
+ */
+import { createHash } from 'node:crypto';
+import posix from 'node:path/posix';
+import type { Tool } from '../../../tool.js';
+import { GuardedBackend, BackendError, type BackendFile } from '../../../backend/guard.js';
+import type { FileStamp } from '../../../read-tracker.js';
+
+const guarded = new WeakMap<object, GuardedBackend>();
+const serials = new WeakMap<object, number>();
+let nextSerial = 1;
+
+/** The guarded backend of `initCtx` (one per backend object, shared by its tools). */
+export function backendOf(initCtx: Tool.InitContext): GuardedBackend {
+  const raw = initCtx.backend!;
+  let g = guarded.get(raw);
+  if (!g) guarded.set(raw, (g = new GuardedBackend(raw)));
+  return g;
+}
+
+/** A model's path as the backend's path: `/`-rooted, normalised; a NUL byte is refused. */
+export function backendPath(given: string): string {
+  if (given.includes('\0'))
+    throw new Error(`The path ${JSON.stringify(given)} contains a NUL byte; give a plain path.`);
+  const trimmed = given.trim() || '.';
+  return posix.resolve('/', trimmed);
+}
+
+/** How a backend path is shown: relative to the backend's root, `.` for the root itself. */
+export function shownPath(p: string): string {
+  return p === '/' ? '.' : p.slice(1);
+}
+
+/**
+ * The read tracker's key for a backend path: tagged with the backend, so it can never equal a host
+ * path (or the same path on another backend).
+ */
+export function trackKey(g: GuardedBackend, p: string): string {
+  let n = serials.get(g.raw);
+  if (n === undefined) serials.set(g.raw, (n = nextSerial++));
+  return `backend#${n}:${p}`;
+}
+
+/** A file version's stamp from its content (SHA-256), in the read tracker's shape. */
+export function contentStamp(file: BackendFile): FileStamp {
+  const h = createHash('sha256');
+  if (file.text !== undefined) h.update(file.text, 'utf8');
+  else h.update(file.bytes!);
+  const d = h.digest();
+  return {
+    mtimeNs: d.readBigUInt64BE(0),
+    size: BigInt(file.text?.length ?? file.bytes!.length),
+    ino: d.readBigUInt64BE(8),
+  };
+}
+
+/** What is at `p`: a file, a directory (the backend lists entries under it), or nothing. */
+export type Entry =
+  { kind: 'file'; file: BackendFile } | { kind: 'dir'; entries: number } | { kind: 'missing'; error?: string };
+
+/**
+ * What is at `p`. A backend says "not found" in its own words, so a failed `readRaw` is followed by a
+ * listing: entries under `p` make it a directory, none make it missing.
+ */
+export async function entryAt(g: GuardedBackend, p: string, signal: AbortSignal): Promise<Entry> {
+  if (p === '/') return { kind: 'dir', entries: (await g.ls(p, signal)).length };
+  let failure: BackendError | undefined;
+  let error: string | undefined;
+  try {
+    const r = await g.readRaw(p, signal);
+    if (r.file) return { kind: 'file', file: r.file };
+    error = r.error;
+  } catch (err) {
+    // Some backends throw for a missing file (deepagents' FilesystemBackend.readRaw does).
+    if (!(err instanceof BackendError) || err.kind !== 'threw') throw err;
+    failure = err;
+  }
+  const listed = await g.ls(p, signal);
+  if (listed.length) return { kind: 'dir', entries: listed.length };
+  const name = posix.basename(p);
+  const siblings = await g.ls(posix.dirname(p), signal);
+  if (siblings.some((f) => !f.is_dir && !f.path.endsWith('/') && posix.basename(f.path) === name)) {
+    // It is there but cannot be read: the backend's own failure, not "missing".
+    throw (
+      failure ??
+      new BackendError(`The backend ${g.name} refused readRaw of ${p}: ${error ?? 'no reason given'}`, 'refused')
+    );
+  }
+  return { kind: 'missing', error };
+}
+
+/**
+ * Replaces the whole content of `p`: through `edit(before -> after)` when the file has text, so a
+ * change made by anyone since `before` was read makes the backend refuse (nothing half-written),
+ * else through `write`.
+ */
+export async function replaceContent(
+  g: GuardedBackend,
+  p: string,
+  before: string | undefined,
+  after: string,
+  signal: AbortSignal,
+): Promise<void> {
+  if (before) {
+    await editOrExplain(g, p, before, after, signal);
+    return;
+  }
+  await g.write(p, after, signal);
+}
+
+/**
+ * The backend's `edit` of `oldString` (which was there once when read); a refusal (the text is no
+ * longer there exactly once: the file changed meanwhile, or the backend refuses edits) becomes one
+ * sentence saying nothing was written, with the backend's own words.
+ */
+export async function editOrExplain(
+  g: GuardedBackend,
+  p: string,
+  oldString: string,
+  newString: string,
+  signal: AbortSignal,
+): Promise<void> {
+  try {
+    await g.edit(p, oldString, newString, signal);
+  } catch (err) {
+    if (!(err instanceof BackendError) || err.kind !== 'refused') throw err;
+    const why = err.message.replace(/^The backend .*? refused edit of \S+: /, '');
+    throw new Error(
+      `File ${shownPath(p)} was not changed: the backend ${g.name} refused the edit (${why}). The file may have changed there since it was read: read it again and retry. Nothing was written.`,
+      { cause: err },
+    );
+  }
+}
+
+/** Text of a backend file, or a sentence saying it is binary. */
+export function textOf(file: BackendFile, shown: string): string {
+  if (file.text !== undefined) return file.text;
+  throw new Error(`${shown} is a binary file (${file.mimeType ?? 'bytes'}); this tool only works on text files.`);
+}
+
+/**
+ * `tool` with a backend that did not answer before the call was stopped (timeout or abort) reported
+ * as a result carrying the sentence naming the backend and the operation: the pipeline then adds its
+ * own stop notice to it, where a thrown error would have been replaced by that notice alone.
+ */
+export function answerStops(tool: Tool.Initialized): Tool.Initialized {
+  const execute = tool.execute.bind(tool);
+  return {
+    ...tool,
+    execute: (args, ctx) =>
+      execute(args, ctx).catch((err: unknown) => {
+        if (!(err instanceof BackendError) || err.kind !== 'stopped') throw err;
+        return { title: tool.id, output: err.message, metadata: { error: err.message, truncated: false } };
+      }),
+  };
+}

@@ -1,0 +1,83 @@
+/**
+ * delete over a backend: the local delete's refusals and sentences (a directory needs
+ * `recursive: true`; a file read in this session must be unchanged since), carried out by the
+ * backend's `delete`. A backend without `delete` gets a tool that says so.
+ * Must not touch the local disk.
+ */
+import { z } from 'zod';
+import { Tool } from '../../../tool.js';
+import { tenantOf } from '../../../tenant.js';
+import { descriptionBeside } from '../../../description.js';
+import { backendOf, backendPath, contentStamp, entryAt, shownPath, trackKey } from './common.js';
+
+const parameters = z.object({
+  path: z.string().describe('Path of the file or directory to delete: absolute, or relative to the workspace root.'),
+  recursive: z
+    .boolean()
+    .optional()
+    .describe('Must be true to delete a directory, together with everything inside it. Default false.'),
+});
+
+export const BackendDeleteTool = Tool.define(
+  {
+    id: 'delete',
+    permissions: { required: ['write'] },
+    descriptionPath: descriptionBeside(new URL('../delete.js', import.meta.url).href, 'delete'),
+    danger: 'dangerous',
+  },
+  (initCtx) => {
+    const g = backendOf(initCtx);
+    const readTracker = tenantOf(initCtx).readTracker;
+    const unavailable = g.canDelete
+      ? undefined
+      : `delete is not available: the backend ${g.name} has no delete method. Overwrite the file's content with write instead, or give the agent a backend that deletes.`;
+    return {
+      description: 'Delete a file, or a directory with recursive: true.',
+      parameters,
+      ...(unavailable ? { unavailable } : {}),
+      async execute(args: z.infer<typeof parameters>, ctx) {
+        if (unavailable) throw new Error(unavailable);
+        const p = backendPath(args.path);
+        const shown = shownPath(p);
+        if (p === '/') throw new Error(`${shown} is a workspace root; it cannot be deleted.`);
+        const entry = await entryAt(g, p, ctx.abort);
+        if (entry.kind === 'missing')
+          throw new Error(`${shown} does not exist; nothing was deleted. Check the path with list or glob.`);
+        if (entry.kind === 'file') {
+          const key = trackKey(g, p);
+          if (readTracker.lastRead(ctx.sessionID, key))
+            await readTracker.assertFresh(ctx.sessionID, key, shown, contentStamp(entry.file));
+          if (ctx.abort.aborted) throw new Error('delete was aborted; nothing was deleted.');
+          await g.delete(p, ctx.abort);
+          const size = entry.file.text !== undefined ? Buffer.byteLength(entry.file.text) : entry.file.bytes!.length;
+          return {
+            title: `deleted ${shown}`,
+            output: `Deleted file ${shown} (${size} bytes).`,
+            metadata: { path: shown, kind: 'file', entries: 1, danger: 'dangerous', backend: g.name, truncated: false },
+          };
+        }
+        const all = (await g.glob('**/*', p, ctx.abort)).files.length;
+        if (!args.recursive) {
+          throw new Error(
+            `${shown} is a directory with ${all} entr${all === 1 ? 'y' : 'ies'}. ` +
+              'Pass recursive: true to delete it and everything in it, or give the path of a file.',
+          );
+        }
+        if (ctx.abort.aborted) throw new Error('delete was aborted; nothing was deleted.');
+        await g.delete(p, ctx.abort);
+        return {
+          title: `deleted ${shown}`,
+          output: `Deleted directory ${shown} and the ${all} entr${all === 1 ? 'y' : 'ies'} in it.`,
+          metadata: {
+            path: shown,
+            kind: 'directory',
+            entries: all,
+            danger: 'dangerous',
+            backend: g.name,
+            truncated: false,
+          },
+        };
+      },
+    };
+  },
+);

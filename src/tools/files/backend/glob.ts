@@ -1,0 +1,77 @@
+/**
+ * glob over a backend: the backend's `glob` answers the files; ours orders them newest first (by the
+ * `modified_at` a backend reports, then by path), keeps MAX_GLOB_RESULTS and saves the full list,
+ * with the local glob's sentences.
+ * Must not touch the local disk (the full list goes to the tenant's output store, as locally).
+ */
+import posix from 'node:path/posix';
+import { z } from 'zod';
+import { Tool } from '../../../tool.js';
+import { tenantOf } from '../../../tenant.js';
+import { descriptionBeside } from '../../../description.js';
+import { saveFullOutput } from '../../../truncate.js';
+import { MAX_GLOB_RESULTS, type GlobMetadata } from '../glob.js';
+import { backendOf, backendPath, shownPath } from './common.js';
+
+const parameters = z.object({
+  pattern: z
+    .string()
+    .min(1)
+    .describe('Glob pattern, e.g. "**/*.ts", "src/**/*.{js,jsx}", "*.md" (top level only). Relative to `path`.'),
+  path: z
+    .string()
+    .optional()
+    .describe('Directory to search in: absolute, or relative to the workspace root (default: the workspace root).'),
+});
+
+export const BackendGlobTool = Tool.define<typeof parameters, GlobMetadata>(
+  {
+    id: 'glob',
+    permissions: { required: ['read'] },
+    descriptionPath: descriptionBeside(new URL('../glob.js', import.meta.url).href, 'glob'),
+    danger: 'safe',
+  },
+  (initCtx) => {
+    const g = backendOf(initCtx);
+    const outputs = tenantOf(initCtx).outputs;
+    return {
+      description: 'Find files by glob pattern (e.g. "**/*.ts"), newest modified first; respects .gitignore.',
+      parameters,
+      async execute(args, ctx) {
+        if (args.pattern.split('/').includes('..'))
+          throw new Error(
+            `The pattern ${JSON.stringify(args.pattern)} has "..", which could leave the directory being searched. Set path instead.`,
+          );
+        const base = backendPath(args.path ?? '.');
+        const shownBase = shownPath(base);
+        const title = `glob ${JSON.stringify(args.pattern)} in ${shownBase}`;
+        ctx.metadata({ title });
+        const pattern = args.pattern.replace(/^\/+/, '');
+        const answer = await g.glob(pattern, base, ctx.abort);
+        const files = answer.files
+          .filter((f) => f.is_dir !== true && !f.path.endsWith('/'))
+          .map((f) => ({ path: shownPath(posix.resolve(base, f.path)), mtime: Date.parse(f.modified_at ?? '') || 0 }));
+        const sorted = files.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+        const shown = sorted.slice(0, MAX_GLOB_RESULTS).map((f) => f.path);
+        const truncated = sorted.length > shown.length || answer.truncated;
+        const metadata: GlobMetadata = { count: sorted.length, shown: shown.length, truncated };
+        if (sorted.length > shown.length)
+          metadata.fullListPath = await saveFullOutput(sorted.map((f) => f.path).join('\n') + '\n', 'glob', outputs);
+        if (sorted.length === 0) {
+          return {
+            title,
+            metadata,
+            output: `No files found matching ${JSON.stringify(args.pattern)} in ${shownBase === '.' ? 'the workspace root' : shownBase}.`,
+          };
+        }
+        let output = shown.join('\n');
+        if (sorted.length > shown.length) {
+          output += `\n\n(Results are truncated: showing the ${MAX_GLOB_RESULTS} most recently modified of ${sorted.length} files. All ${sorted.length} paths, newest first, are saved at ${metadata.fullListPath}: read it with the read tool (offset=${MAX_GLOB_RESULTS + 1} continues this list), or use a more specific pattern or path.)`;
+        } else if (answer.truncated) {
+          output += `\n\n(The backend ${g.name} stopped its glob early: more files may match. Use a more specific pattern or path.)`;
+        }
+        return { title: `${title}: ${sorted.length} file${sorted.length === 1 ? '' : 's'}`, metadata, output };
+      },
+    };
+  },
+);

@@ -1,0 +1,87 @@
+/**
+ * write over a backend: the local write's limits, stale check and sentences, with the version read
+ * recognised by its content hash; an existing file is replaced through the backend's `edit` of the
+ * whole content read (a compare-and-swap: a change made meanwhile makes the backend refuse).
+ * Must not touch the local disk.
+ */
+import { z } from 'zod';
+import { Tool } from '../../../tool.js';
+import { tenantOf } from '../../../tenant.js';
+import { descriptionBeside } from '../../../description.js';
+import { unifiedDiff } from '../../../diff.js';
+import { MAX_WRITE_BYTES } from '../write.js';
+import {
+  backendOf,
+  backendPath,
+  contentStamp,
+  entryAt,
+  replaceContent,
+  shownPath,
+  textOf,
+  trackKey,
+} from './common.js';
+
+const parameters = z.object({
+  filePath: z.string().describe('Path of the file to write: absolute, or relative to the workspace root.'),
+  content: z.string().describe('The complete new content of the file.'),
+});
+
+export const BackendWriteTool = Tool.define(
+  {
+    id: 'write',
+    permissions: { required: ['write'] },
+    descriptionPath: descriptionBeside(new URL('../write.js', import.meta.url).href, 'write'),
+    danger: 'moderate',
+  },
+  (initCtx) => {
+    const g = backendOf(initCtx);
+    const readTracker = tenantOf(initCtx).readTracker;
+    return {
+      description: 'Create a file or replace its whole content (atomically); an existing file must be read first.',
+      parameters,
+      async execute(args: z.infer<typeof parameters>, ctx) {
+        const bytes = Buffer.byteLength(args.content);
+        if (bytes > MAX_WRITE_BYTES) {
+          throw new Error(
+            `content is ${bytes} bytes, above the ${MAX_WRITE_BYTES}-byte limit of one write. Split the file or generate it with a script.`,
+          );
+        }
+        const p = backendPath(args.filePath);
+        const shown = shownPath(p);
+        if (p === '/') throw new Error(`${shown} is a directory; give the path of a file inside it.`);
+        const key = trackKey(g, p);
+        const entry = await entryAt(g, p, ctx.abort);
+        if (entry.kind === 'dir') throw new Error(`${shown} is a directory; give the path of a file inside it.`);
+        let before = '';
+        if (entry.kind === 'file') {
+          await readTracker.assertFresh(ctx.sessionID, key, shown, contentStamp(entry.file));
+          before = textOf(entry.file, shown);
+        }
+        if (ctx.abort.aborted) throw new Error('write was aborted; nothing was written.');
+        await replaceContent(g, p, entry.kind === 'file' ? before : undefined, args.content, ctx.abort);
+        readTracker.record(ctx.sessionID, key, contentStamp({ text: args.content }));
+        const created = entry.kind === 'missing';
+        const d = unifiedDiff(shown, before, args.content);
+        const output = created
+          ? `Created ${shown} (${bytes} bytes, +${d.additions} lines).`
+          : before === args.content
+            ? `Wrote ${shown}: content unchanged.`
+            : `Wrote ${shown} (+${d.additions} -${d.deletions} lines).`;
+        return {
+          title: shown,
+          output,
+          metadata: {
+            path: shown,
+            created,
+            bytes,
+            additions: d.additions,
+            deletions: d.deletions,
+            diff: d.diff,
+            backend: g.name,
+            truncated: false,
+          },
+        };
+      },
+    };
+  },
+);
