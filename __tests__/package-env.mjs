@@ -2,7 +2,7 @@
  * The environment variables this package reads, found by scanning src/: `env.NAME`, `env[C]` with
  * `C = 'NAME'` declared in src/, and each provider's `keyEnv` / `baseUrlEnv` in chat-model.ts.
  * One list, used three ways: cli-env.test.ts checks docs/cli.md names them all, and the jest
- * global setup and setup file clear them (except PATH) so no suite sees the host's values.
+ * global setup and setup file clear them (except KEPT_FROM_HOST) so no suite sees the host's values.
  * Plain .mjs so the global setup (loaded by Node, not by jest's transform) can import it.
  * Must not decide what a suite sets: a test that means to use a variable sets it itself.
  */
@@ -12,8 +12,11 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Variables the package reads that a test run keeps from the host: the tools need a PATH. */
-export const KEPT_FROM_HOST = ['PATH'];
+/**
+ * Variables the package reads that a test run does not clear: the tools need a PATH and a HOME, and
+ * TMPDIR is the run's own (the global setup points it at the run's temp dir).
+ */
+export const KEPT_FROM_HOST = ['PATH', 'HOME', 'TMPDIR'];
 
 function sources(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
