@@ -108,7 +108,9 @@ export function teardown() {
     .sort()
     .map((name) => JSON.parse(readFileSync(path.join(reportsDir, name), 'utf8')));
   removeAll(reportsDir);
-  const leftovers = walk(runDir);
+  // @swc/jest's native binding unpacks itself into swc-native-<uid> under TMPDIR: the transformer's
+  // cache, not a suite's leftover.
+  const leftovers = walk(runDir).filter((p) => !/^swc-native-\d+$/.test(path.relative(runDir, p).split(path.sep)[0]));
   removeAll(runDir);
   const cacheTop = cache && path.relative(osTmp, cache).split(path.sep)[0];
   const appeared = entries(osTmp)
