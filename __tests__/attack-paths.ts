@@ -13,7 +13,12 @@
  *
  * `workspaceDir` and `outsideDir` must both exist, be realpath'd and empty; `outsideDir` should be
  * a sibling of the workspace (e.g. both under one tempDir()). The fixture fills them with real
- * symlinks (file, directory, dangling, chains, to `/etc`, to `/`, relative and absolute).
+ * symlinks (file, directory, dangling, chains, relative and absolute, and to a system root).
+ *
+ * The "system files" are decoys: `outsideDir/sysroot` holds `etc/passwd` and `etc/hostname` (with
+ * the secret), `link-root` and `link-etc` point there, and the absolute, `//`, `/proc/self/root` and
+ * overlong `..` attacks climb to `/` and name the decoy's absolute path. A tool that regressed can
+ * only harm the decoy, never the host's /etc, and snapshotOutside() (which covers it) shows it.
  *
  * `expect`:
  *  - 'outside': the path resolves outside the workspace; every tool must refuse it with the
@@ -53,7 +58,13 @@ export async function setupAttackPaths(workspaceDir: string, outsideDir: string)
   const outName = path.basename(out);
   const rel = path.relative(ws, out); // e.g. "../outside"
 
-  // Outside content.
+  // Outside content, with a decoy system root (never the host's own files).
+  const sysroot = path.join(out, 'sysroot');
+  const sysFile = `${sysroot}/etc/passwd`;
+  const fromRoot = (p: string) => p.slice(1); // the decoy's absolute path without its leading slash
+  await mkdir(path.join(sysroot, 'etc'), { recursive: true });
+  await writeFile(sysFile, `root:x:0:0:${SECRET}:/root:/bin/sh\n`);
+  await writeFile(path.join(sysroot, 'etc', 'hostname'), `${SECRET}-host\n`);
   await mkdir(path.join(out, 'dir', 'nested'), { recursive: true });
   await writeFile(path.join(out, 'secret.txt'), `${SECRET}\nline two\n`);
   await writeFile(path.join(out, 'dir', 'secret.txt'), `${SECRET} in dir\n`);
@@ -75,8 +86,8 @@ export async function setupAttackPaths(workspaceDir: string, outsideDir: string)
   await symlink(path.join(out, 'secret.txt'), path.join(ws, 'chain2'));
   await symlink('dangling-chain2', path.join(ws, 'dangling-chain1'));
   await symlink(path.join(out, 'chain-missing.txt'), path.join(ws, 'dangling-chain2'));
-  await symlink('/etc', path.join(ws, 'link-etc'));
-  await symlink('/', path.join(ws, 'link-root'));
+  await symlink(path.join(sysroot, 'etc'), path.join(ws, 'link-etc'));
+  await symlink(sysroot, path.join(ws, 'link-root'));
   await symlink('..', path.join(ws, 'link-parent'));
   await symlink('../..', path.join(ws, 'sub', 'link-up'));
   await symlink(evil, path.join(ws, 'link-evil'));
@@ -87,14 +98,18 @@ export async function setupAttackPaths(workspaceDir: string, outsideDir: string)
     { label: 'relative .. to outside file', path: `${rel}/secret.txt`, expect: 'outside' },
     { label: './../ prefix', path: `./${rel}/secret.txt`, expect: 'outside' },
     { label: 'sub/../../ chain', path: `sub/../../${outName}/secret.txt`, expect: 'outside' },
-    { label: 'deep .. chain to /etc/passwd', path: '../../../../../../../../etc/passwd', expect: 'outside' },
+    {
+      label: 'deep .. chain past / to a system file',
+      path: `${'../'.repeat(40)}${fromRoot(sysFile)}`,
+      expect: 'outside',
+    },
     { label: 'absolute outside file', path: path.join(out, 'secret.txt'), expect: 'outside' },
     { label: 'absolute outside new file', path: path.join(out, 'created-by-attack.txt'), expect: 'outside' },
     { label: 'absolute outside dir', path: out, expect: 'outside' },
-    { label: 'absolute /etc/passwd', path: '/etc/passwd', expect: 'outside' },
-    { label: 'double slash //etc/passwd', path: '//etc/passwd', expect: 'outside' },
+    { label: 'absolute system file', path: sysFile, expect: 'outside' },
+    { label: 'double slash //system file', path: `/${sysFile}`, expect: 'outside' },
     { label: 'absolute workspace/../outside', path: `${ws}/../${outName}/secret.txt`, expect: 'outside' },
-    { label: '/proc/self/root', path: '/proc/self/root/etc/passwd', expect: 'outside' },
+    { label: '/proc/self/root', path: `/proc/self/root${sysFile}`, expect: 'outside' },
     { label: 'trailing slash outside dir', path: `${rel}/`, expect: 'outside' },
     { label: 'workspace parent itself', path: '..', expect: 'outside' },
     // shared-prefix sibling
@@ -116,19 +131,19 @@ export async function setupAttackPaths(workspaceDir: string, outsideDir: string)
     { label: 'dangling dir symlink, child', path: 'dangling-dir/x.txt', expect: 'outside' },
     { label: 'symlink chain to outside', path: 'chain1', expect: 'outside' },
     { label: 'dangling symlink chain', path: 'dangling-chain1', expect: 'outside' },
-    { label: 'symlink to /etc', path: 'link-etc/passwd', expect: 'outside' },
-    { label: 'symlink to /etc, new file', path: 'link-etc/toolbelt-escape-probe', expect: 'outside' },
-    { label: 'symlink to /', path: 'link-root/etc/hostname', expect: 'outside' },
+    { label: 'symlink to etc', path: 'link-etc/passwd', expect: 'outside' },
+    { label: 'symlink to etc, new file', path: 'link-etc/toolbelt-escape-probe', expect: 'outside' },
+    { label: 'symlink to a system root', path: 'link-root/etc/hostname', expect: 'outside' },
     { label: 'symlink to ..', path: `link-parent/${outName}/secret.txt`, expect: 'outside' },
     { label: 'relative ../.. symlink in subdir', path: `sub/link-up/${outName}/secret.txt`, expect: 'outside' },
     { label: 'symlink to -evil sibling', path: 'link-evil/secret.txt', expect: 'outside' },
     // NUL bytes
-    { label: 'NUL byte truncation', path: 'inside.txt\0../../etc/passwd', expect: 'outside' },
+    { label: 'NUL byte truncation', path: `inside.txt\0${'../'.repeat(40)}${fromRoot(sysFile)}`, expect: 'outside' },
     { label: 'NUL byte after outside path', path: `${rel}/secret.txt\0.txt`, expect: 'outside' },
     // Glob and brace syntax (literal to file tools), very long names
     { label: 'glob star after ..', path: `${rel}/*.txt`, expect: 'outside' },
     { label: 'brace group after ..', path: `${rel}/{secret,x}.txt`, expect: 'outside' },
-    { label: 'long .. chain (600 chars)', path: `${'../'.repeat(200)}etc/passwd`, expect: 'outside' },
+    { label: 'long .. chain (600 chars)', path: `${'../'.repeat(200)}${fromRoot(sysFile)}`, expect: 'outside' },
     { label: 'long name outside', path: `${rel}/${'x'.repeat(300)}`, expect: 'outside' },
     // Hostile-looking but inside
     { label: 'one-dot-leader lookalike of ..', path: `\u2024\u2024/${outName}/secret.txt`, expect: 'inside' },

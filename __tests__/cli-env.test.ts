@@ -1,36 +1,15 @@
 /**
  * docs/cli.md's "Environment variables the CLI reads" lists every variable src/ reads: found by
  * scanning the source (`env.NAME`, `env[CONSTANT]`) plus each provider's key and base-URL variables.
+ * The scan (package-env.mjs) is also the list jest's setup clears from the environment.
  * Must not run the CLI: cli.test.ts and providers/cli-agent.test.ts do.
  */
 import { it, expect } from '@jest/globals';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './dist.js';
 import { PROVIDERS } from '../src/chat-model.js';
-
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sources(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
-  );
-}
-
-/** Every environment variable named in src/: `process.env.X`, `env.X`, and `env[C]` with `C = 'X'` declared in src/. */
-function variablesReadBySource(): Set<string> {
-  const texts = sources(path.join(ROOT, 'src')).map((f) => readFileSync(f, 'utf8'));
-  const names = new Set<string>();
-  const constants = new Set<string>();
-  for (const text of texts) {
-    for (const m of text.matchAll(/\benv\.([A-Z][A-Z0-9_]*)\b/g)) names.add(m[1]);
-    for (const m of text.matchAll(/\benv\[([A-Z][A-Z0-9_]*)\]/g)) constants.add(m[1]);
-  }
-  for (const constant of constants) {
-    const value = texts.map((t) => new RegExp(`\\b${constant}\\s*=\\s*'([A-Z][A-Z0-9_]*)'`).exec(t)?.[1]).find(Boolean);
-    if (!value) throw new Error(`src/ reads process.env[${constant}] but never declares ${constant} = '...'`);
-    names.add(value);
-  }
-  return names;
-}
+import { providerVariables, variablesReadBySource } from './package-env.mjs';
 
 it("docs/cli.md's environment table names every variable src/ reads, and each provider's key and base URL", () => {
   const doc = readFileSync(path.join(ROOT, 'docs', 'cli.md'), 'utf8');
@@ -49,4 +28,10 @@ it("docs/cli.md's environment table names every variable src/ reads, and each pr
   expect(providerVars.filter((name) => !doc.includes(`\`${name}\``))).toEqual([]);
   for (const name of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GOOGLE_API_KEY', 'GEMINI_API_KEY'])
     expect(section).toContain(`\`${name}\``);
+});
+
+it("the list jest's setup clears holds every provider's key and base-URL variable as PROVIDERS names them", () => {
+  const providerVars = Object.values(PROVIDERS).flatMap((p) => [...(p.keyEnv ?? []), p.baseUrlEnv ?? []].flat());
+  expect(providerVars.length).toBeGreaterThan(5);
+  expect([...providerVariables()].sort()).toEqual([...new Set(providerVars)].sort());
 });

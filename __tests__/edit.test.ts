@@ -310,7 +310,7 @@ describe('edit: the byte path for exact matches', () => {
     const res = await doEdit({ filePath: f, oldString: 'x = 1;', newString: 'x = 2;' });
     expect(res.output).toBe(`Edited ${f}: 1 replacement at line 3 (+1 -1 lines).`);
     const after = await readFile(path.join(dir, f));
-    expect(after.equals(Buffer.concat([bytes.subarray(0, 9), Buffer.from('x = 2;\n')]))).toBe(true);
+    expect(after).toEqual(Buffer.concat([bytes.subarray(0, 9), Buffer.from('x = 2;\n')]));
   });
 
   it(`takes the string path when the matches span more than ${BYTE_EDIT_MAX_WINDOW / 1024 / 1024} MB, with the same result`, async () => {

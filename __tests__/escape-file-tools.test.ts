@@ -2,7 +2,7 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { mkdir, readdir, lstat } from 'node:fs/promises';
 import path from 'node:path';
-import { tempDir, makeCtx } from './helpers.js';
+import { duplicates, tempDir, makeCtx } from './helpers.js';
 import { setupAttackPaths, type AttackFixture } from './attack-paths.js';
 import { Workspace } from '../src/workspace.js';
 import { ReadTool } from '../src/tools/files/read.js';
@@ -54,7 +54,9 @@ async function assertResolverRefuses(p: string): Promise<void> {
 }
 
 describe('path escapes: read, write, edit', () => {
-  it('has at least 30 attack paths', () => {
+  it('has at least 30 attack paths, each named once and each path tried once', () => {
+    expect(duplicates(fx.attacks.map((a) => a.label))).toEqual([]);
+    expect(duplicates(fx.attacks.map((a) => a.path))).toEqual([]);
     expect(fx.attacks.length).toBeGreaterThanOrEqual(30);
     expect(fx.attacks.filter((a) => a.expect === 'outside').length).toBeGreaterThanOrEqual(30);
   });

@@ -11,7 +11,7 @@ import { ListTool } from '../src/tools/files/list.js';
 import { GlobTool } from '../src/tools/files/glob.js';
 import { GrepTool } from '../src/tools/grep/grep.js';
 import { findExecutable } from '../src/files.js';
-import { tempDir, makeCtx } from './helpers.js';
+import { duplicates, tempDir, makeCtx } from './helpers.js';
 
 const RG = await findExecutable('rg');
 if (!RG)
@@ -82,7 +82,8 @@ async function attempt(runner: Runner, args: Record<string, unknown>): Promise<{
 }
 
 describe('search tools: attack paths as `path`', () => {
-  it('uses the shared fixture with at least 30 attacks', () => {
+  it('uses the shared fixture with at least 30 attacks, each path tried once', () => {
+    expect(duplicates(fx.attacks.map((a) => a.path))).toEqual([]);
     expect(fx.attacks.length).toBeGreaterThanOrEqual(30);
   });
 

@@ -9,7 +9,7 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import fc from 'fast-check';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, lstat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolMessage } from '@langchain/core/messages';
 import type { StructuredToolInterface } from '@langchain/core/tools';
@@ -23,12 +23,47 @@ let base: { dir: string; cleanup: () => Promise<void> };
 let server: http.Server;
 let origin: string;
 let tools: StructuredToolInterface[];
+// Decoys, so a sandbox that regressed harms only the test's own files (and the test says so): the
+// workspace sits six directories deep in the temp dir (generated `..` climbs land on them), and
+// absolute paths in generated arguments are re-rooted under a decoy system root (reroot()).
+let ws: string;
+let sysroot: string;
+let decoysBefore: Map<string, string>;
+
+/** Every path under the temp dir except the workspace, with its content: the decoys' state. */
+async function decoys(dir = base.dir, snap = new Map<string, string>()): Promise<Map<string, string>> {
+  for (const name of (await readdir(dir)).sort()) {
+    const p = path.join(dir, name);
+    if (p === ws) continue;
+    const st = await lstat(p);
+    if (st.isDirectory()) {
+      snap.set(p, `dir ${st.mode}`);
+      await decoys(p, snap);
+    } else snap.set(p, st.isFile() ? `${await readFile(p, 'utf8')} ${st.mode}` : `other ${st.mode}`);
+  }
+  return snap;
+}
+
+/** Generated arguments with every absolute path moved under the decoy system root (`/etc/passwd` -> `<sysroot>/etc/passwd`). */
+function reroot(value: unknown): unknown {
+  if (typeof value === 'string') return value.trimStart().startsWith('/') ? sysroot + value.trimStart() : value;
+  if (Array.isArray(value)) return value.map(reroot);
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, reroot(v)]));
+  return value;
+}
 
 beforeAll(async () => {
   base = await tempDir('fuzz-');
-  await mkdir(path.join(base.dir, 'src'));
-  await writeFile(path.join(base.dir, 'src', 'a.ts'), 'export const a = 1;\n// TODO fix\n');
-  await writeFile(path.join(base.dir, 'notes.md'), '# Notes\nhello\n');
+  ws = path.join(base.dir, 'up1', 'up2', 'up3', 'up4', 'up5', 'up6', 'ws');
+  sysroot = path.join(base.dir, 'sysroot');
+  await mkdir(path.join(ws, 'src'), { recursive: true });
+  await mkdir(path.join(sysroot, 'etc'), { recursive: true });
+  await writeFile(path.join(sysroot, 'etc', 'passwd'), 'root:x:0:0:decoy:/root:/bin/sh\n');
+  await writeFile(path.join(base.dir, 'up1', 'decoy.txt'), 'outside the workspace\n');
+  await writeFile(path.join(ws, 'src', 'a.ts'), 'export const a = 1;\n// TODO fix\n');
+  await writeFile(path.join(ws, 'notes.md'), '# Notes\nhello\n');
+  decoysBefore = await decoys();
   server = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok'));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -36,7 +71,7 @@ beforeAll(async () => {
   // Loopback is refused by the SSRF policy (private network not allowed): webfetch never leaves the machine.
   tools = await registry.tools({
     enabledPermissions: new Set(ALL_PERMISSIONS),
-    initCtx: { workspaceRoot: base.dir },
+    initCtx: { workspaceRoot: ws },
   });
 });
 
@@ -209,7 +244,7 @@ describe('fuzzing every built-in through the LangChain adapter', () => {
               type: 'tool_call',
               id: `fuzz-${id++}`,
               name: tool.name,
-              args: args as Record<string, unknown>,
+              args: reroot(args) as Record<string, unknown>,
             });
           } catch (err) {
             rejections++;
@@ -232,5 +267,6 @@ describe('fuzzing every built-in through the LangChain adapter', () => {
       expect(ok + errors).toBeGreaterThanOrEqual(FUZZ_RUNS);
     }
     console.log(`fuzz: ${tools.length} tools, ${total} calls, 0 rejections\n${counts.join('\n')}`);
+    expect(await decoys()).toEqual(decoysBefore);
   }, 600_000);
 });

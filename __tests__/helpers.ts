@@ -71,3 +71,24 @@ export async function closeServer(server: http.Server): Promise<void> {
   server.closeAllConnections();
   await new Promise((r) => server.close(r));
 }
+
+/**
+ * `'same bytes'` when `actual` equals `expected`, else where they differ: for
+ * `expect(bytesDiffer(a, b)).toBe('same bytes')` on large buffers (jest's own deep equality walks
+ * them byte by byte, for seconds, and prints megabytes).
+ */
+export function bytesDiffer(actual: Buffer, expected: Buffer): string {
+  if (actual.equals(expected)) return 'same bytes';
+  let at = 0;
+  while (at < actual.length && at < expected.length && actual[at] === expected[at]) at++;
+  const near = (b: Buffer) => JSON.stringify(b.subarray(at, at + 16).toString('latin1'));
+  return `${actual.length} bytes, ${expected.length} expected; first difference at byte ${at}: ${near(actual)} instead of ${near(expected)}`;
+}
+
+/** The values that occur more than once in `values` (each once, in first-seen order): for corpus tables. */
+export function duplicates<T>(values: readonly T[]): T[] {
+  const seen = new Set<T>();
+  const twice = new Set<T>();
+  for (const v of values) (seen.has(v) ? twice : seen).add(v);
+  return [...twice];
+}

@@ -216,18 +216,24 @@ describe('an HTTP server that dies mid-call', () => {
 describe('long calls', () => {
   it('progress restarts the timeout (resetTimeoutOnProgress) and reaches onToolResult as progress of the calling tool', async () => {
     const registry = createRegistry();
-    await connectMcp(registry, { servers: [fixture('slow', [], { timeoutMs: 400 })] });
+    await connectMcp(registry, { servers: [fixture('slow', [], { timeoutMs: 2_000 })] });
     try {
       const updates: ToolUpdate[] = [];
-      // 8 ticks 150 ms apart: 1.2 s in all, three times the 400 ms limit, never 400 ms without progress.
-      const final = await registry.execute('slow__ticking', { ticks: 8, tickMs: 150 }, {}, undefined, {
+      // 6 ticks 500 ms apart: at least 3 s in all (the server's timers), half again the 2 s limit, and
+      // 1.5 s of margin between ticks for a loaded machine to deliver each one.
+      const final = await registry.execute('slow__ticking', { ticks: 6, tickMs: 500 }, {}, undefined, {
         onToolResult: (u) => updates.push(u),
       });
       expect(final.error).toBeUndefined();
-      expect(final.result.output).toBe('ticked 8');
+      expect(final.result.output).toBe('ticked 6');
       const running = updates.filter((u) => u.status === 'running');
-      expect(running.map((u) => u.result.title)).toEqual(Array.from({ length: 8 }, (_, i) => `tick ${i + 1}`));
-      expect(running.every((u) => u.toolId === 'slow__ticking' && u.callID === final.callID)).toBe(true);
+      expect(running.map((u) => ({ title: u.result.title, toolId: u.toolId, callID: u.callID }))).toEqual(
+        Array.from({ length: 6 }, (_, i) => ({
+          title: `tick ${i + 1}`,
+          toolId: 'slow__ticking',
+          callID: final.callID,
+        })),
+      );
     } finally {
       await disconnectMcp(registry);
     }

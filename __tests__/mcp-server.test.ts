@@ -1,10 +1,11 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Tool, createRegistry, type ToolRegistryImpl } from '../src/index.js';
 import { createMcpServer, annotationsFor, type McpServing } from '../src/mcp/server.js';
@@ -236,6 +237,8 @@ describe('round trips over stdio with `toolbelt mcp` as a child process', () => 
       args: [CLI, 'mcp', '--no-builtins', '--tools', TOOLS, '--permissions', 'read,execute'],
       stderr: 'pipe',
       cwd: ROOT,
+      // The SDK passes only HOME, PATH, USER and the like: the child's temp files go in this suite's dir.
+      env: { ...getDefaultEnvironment(), TMPDIR: tmpdir() },
     });
     client = new Client({ name: 'test', version: '1' });
     await client.connect(transport);

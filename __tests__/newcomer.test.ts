@@ -33,7 +33,7 @@ afterAll(() => {
   for (const dir of [tmp, project]) if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const env = () => ({ PATH: process.env.PATH ?? '', HOME: tmp });
+const env = () => ({ PATH: process.env.PATH ?? '', HOME: tmp, TMPDIR: os.tmpdir() });
 
 describe('a newcomer following the README', () => {
   it('the install line names the peers and the provider of the first example', () => {

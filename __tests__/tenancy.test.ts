@@ -6,7 +6,7 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chown, lstat, mkdir, readFile, readdir, symlink, utimes, writeFile } from 'node:fs/promises';
+import { chown, lstat, mkdir, readFile, readdir, symlink, unlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -144,17 +144,21 @@ describe('the tool-output directory is private', () => {
   it('a symlink planted where the directory will be is never followed: nothing saved there, nothing readable through it', async () => {
     const init = { workspaceRoot: ws };
     const r = world();
-    // The attacker wins the race to the (private, random) name and points it at /.
+    // The attacker wins the race to the (private, random) name and points it at / (removed after).
     await symlink('/', r.tenant.outputs.dir);
-    const viaLink = await r.execute('read', { filePath: path.join(r.tenant.outputs.dir, 'etc', 'passwd') }, {}, init);
-    expect(viaLink.success).toBe(false);
-    expect(viaLink.error).toMatch(/outside the workspace/);
-    const cut = await r.execute('big', { marker: 'x' }, {}, init);
-    expect(cut.result.metadata.outputPath).toBeUndefined();
-    expect(cut.result.output).toMatch(/could not be saved: The tool-output directory .* is a symbolic link/);
-    const bash = await r.execute('bash', { command: 'seq 1 20000', description: 'many lines' }, {}, init);
-    expect(bash.result.metadata.outputPath).toBeUndefined();
-    expect(bash.result.output).toMatch(/could not be saved \(The tool-output directory .* is a symbolic link/);
+    try {
+      const viaLink = await r.execute('read', { filePath: path.join(r.tenant.outputs.dir, 'etc', 'passwd') }, {}, init);
+      expect(viaLink.success).toBe(false);
+      expect(viaLink.error).toMatch(/outside the workspace/);
+      const cut = await r.execute('big', { marker: 'x' }, {}, init);
+      expect(cut.result.metadata.outputPath).toBeUndefined();
+      expect(cut.result.output).toMatch(/could not be saved: The tool-output directory .* is a symbolic link/);
+      const bash = await r.execute('bash', { command: 'seq 1 20000', description: 'many lines' }, {}, init);
+      expect(bash.result.metadata.outputPath).toBeUndefined();
+      expect(bash.result.output).toMatch(/could not be saved \(The tool-output directory .* is a symbolic link/);
+    } finally {
+      await unlink(r.tenant.outputs.dir);
+    }
   });
 
   it('a directory someone else made open (or a file) in its place is refused', async () => {

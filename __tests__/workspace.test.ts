@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { mkdir, writeFile, readFile, symlink, stat, chmod, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { tempDir } from './helpers.js';
+import { bytesDiffer, tempDir } from './helpers.js';
 import {
   Workspace,
   PathOutsideWorkspaceError,
@@ -91,7 +91,7 @@ describe('atomicWriteFile', () => {
     const res = await atomicWriteFile(p, parts);
     const expected = Buffer.concat(parts);
     expect(res.stat.size).toBe(BigInt(expected.length));
-    expect((await readFile(p)).equals(expected)).toBe(true);
+    expect(bytesDiffer(await readFile(p), expected)).toBe('same bytes');
     await atomicWriteFile(p, []);
     expect((await readFile(p)).length).toBe(0);
   });

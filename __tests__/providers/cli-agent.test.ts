@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { CLI, ROOT, ensureDist } from '../dist.js';
 import { describeModelError, loadChatModel } from '../../src/chat-model.js';
@@ -35,7 +36,7 @@ function toolbelt(args: string[], env: Record<string, string> = {}) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       cwd: ws.dir,
-      env: { PATH: process.env.PATH ?? '', HOME: ws.dir, ...env },
+      env: { PATH: process.env.PATH ?? '', HOME: ws.dir, TMPDIR: os.tmpdir(), ...env },
     });
     let stdout = '';
     let stderr = '';

@@ -6,6 +6,7 @@
 import { it, expect, beforeAll, afterAll } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ROOT, ensureDist } from '../dist.js';
@@ -51,7 +52,12 @@ it('README quick start: createAgent with openai:gpt-4o-mini and read-only built-
   try {
     const { stdout } = await run(process.execPath, ['quickstart.mjs'], {
       cwd: project.dir,
-      env: { PATH: process.env.PATH, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${mock.url}/v1` },
+      env: {
+        PATH: process.env.PATH,
+        TMPDIR: os.tmpdir(),
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: `${mock.url}/v1`,
+      },
       timeout: 30_000,
     });
     expect(stdout).toContain('completed grep');

@@ -34,9 +34,11 @@ export interface GrepMetadata extends Tool.Metadata {
   files: number;
   /** Matching lines shown. */
   shown: number;
-  truncated: boolean;
+  // No `truncated` key: it would tell the pipeline grep bounds its own output and switch the
+  // registry's output cap off, yet 100 shown matches of long lines can pass the cap (shown < matches
+  // says the match list was cut).
   backend: GrepBackend;
-  /** When truncated: a file with every match (and its context), grouped by file in search order. */
+  /** When the match list was cut: a file with every match (and its context), grouped by file in search order. */
   fullListPath?: string;
 }
 
@@ -222,7 +224,7 @@ export async function render(
   if (total === 0) {
     return {
       title: `grep ${JSON.stringify(pattern)}: no matches`,
-      metadata: { matches: 0, files: 0, shown: 0, truncated: false, backend },
+      metadata: { matches: 0, files: 0, shown: 0, backend },
       output: `No matches found for ${JSON.stringify(pattern)} in ${ws.display(target)}.`,
     };
   }
@@ -258,7 +260,7 @@ export async function render(
   } else if (truncated) {
     output += `\n\n(Results truncated at ${collector.cap} matches. Narrow the search with path, include or a more specific pattern.)`;
   }
-  const metadata: GrepMetadata = { matches: total, files: collector.fileCount, shown, truncated, backend };
+  const metadata: GrepMetadata = { matches: total, files: collector.fileCount, shown, backend };
   if (truncated && fullListPath) metadata.fullListPath = fullListPath;
   return {
     title: `grep ${JSON.stringify(pattern)}: ${total} match${total === 1 ? '' : 'es'}`,
