@@ -70,15 +70,20 @@ suite('createSandboxExecutor: a local OS sandbox for deepagents', () => {
       workspaceRoot: ws,
       sandbox: { mode: 'required', filesystem: { home } },
     });
-    expect(isSandboxBackend(backend)).toBe(true);
-    const ok = await backend.execute('echo through-backend > via-backend.txt && cat via-backend.txt');
-    expect(ok).toMatchObject({ exitCode: 0 });
-    expect(ok.output).toContain('through-backend');
-    expect(readFileSync(path.join(ws, 'via-backend.txt'), 'utf8')).toBe('through-backend\n');
-    const refused = await backend.execute('echo x > ../escaped-backend; cat ~/.ssh/id_rsa');
-    expect(refused.exitCode).not.toBe(0);
-    expect(refused.output).not.toContain('DECOY-EXECUTOR-KEY');
-    expect(existsSync(path.join(base.dir, 'escaped-backend'))).toBe(false);
+    try {
+      expect(isSandboxBackend(backend)).toBe(true);
+      const ok = await backend.execute('echo through-backend > via-backend.txt && cat via-backend.txt');
+      expect(ok).toMatchObject({ exitCode: 0 });
+      expect(ok.output).toContain('through-backend');
+      expect(readFileSync(path.join(ws, 'via-backend.txt'), 'utf8')).toBe('through-backend\n');
+      const refused = await backend.execute('echo x > ../escaped-backend; cat ~/.ssh/id_rsa');
+      expect(refused.exitCode).not.toBe(0);
+      expect(refused.output).not.toContain('DECOY-EXECUTOR-KEY');
+      expect(existsSync(path.join(base.dir, 'escaped-backend'))).toBe(false);
+    } finally {
+      // The registry toDeepAgentsBackend made is the backend's: close() disposes it (and its sandbox dir).
+      await backend.close();
+    }
   });
 
   it('a timeout ends the contained tree and says so', async () => {

@@ -66,6 +66,7 @@ export async function toDeepAgentsBackend(options: DeepAgentsBackendOptions = {}
     initCtx,
     sessionID: options.sessionID ?? 'deepagents',
     id: options.id ?? newBackendId(),
+    ownsRegistry: registry !== undefined && options.registry === undefined,
   });
   if (!registry) {
     // No execute: deepagents then sees a plain BackendProtocolV2 (isSandboxBackend is false).

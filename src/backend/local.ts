@@ -64,6 +64,8 @@ export interface WorkspaceBackendOptions {
   /** The session the backend's reads and writes count for (stale-write checks); default `deepagents`. */
   sessionID: string;
   id: string;
+  /** Whether `close()` disposes `registry` (true when the backend made it itself). */
+  ownsRegistry?: boolean;
 }
 
 /** Our workspace behind deepagents' backend protocol (built by `toDeepAgentsBackend`). */
@@ -75,6 +77,15 @@ export class WorkspaceBackend implements SandboxBackendProtocolV2 {
   constructor(private readonly options: WorkspaceBackendOptions) {
     this.ws = options.workspace;
     this.id = options.id;
+  }
+
+  /**
+   * Releases what the backend made: the registry it runs `execute` through when it made that
+   * registry itself (its OS sandbox's private directory, background jobs, saved outputs). A
+   * registry handed in stays its owner's to dispose.
+   */
+  async close(): Promise<void> {
+    if (this.options.ownsRegistry) await this.options.registry?.dispose();
   }
 
   async ls(dir: string): Promise<LsResult> {
