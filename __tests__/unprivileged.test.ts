@@ -8,7 +8,7 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { chownSync } from 'node:fs';
+import { chownSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT } from './dist.js';
@@ -26,18 +26,42 @@ if (!AS_ROOT)
 const NOBODY = { uid: 65534, gid: 65534 };
 let home: Awaited<ReturnType<typeof tempDir>>;
 let config: Record<string, unknown>;
+/** Where nobody runs jest: the checkout itself, or a copy of it when nobody cannot reach it (a clone under /root). */
+let checkout = ROOT;
+
+/** A copy of what jest needs, readable by nobody: hard links where the file system allows them (fast), else copies. */
+function copyCheckout(to: string): void {
+  const parts = ['package.json', 'jest.config.js', 'tsconfig.json', 'src', '__tests__', 'node_modules'];
+  for (const flags of [['-a', '-l'], ['-a']]) {
+    const res = spawnSync('cp', [...flags, ...parts.map((p) => path.join(ROOT, p)), to], { encoding: 'utf8' });
+    if (res.status === 0) return;
+    spawnSync('rm', ['-rf', ...parts.map((p) => path.join(to, p))]);
+  }
+  throw new Error(`could not copy the checkout ${ROOT} to ${to} for nobody to read`);
+}
 
 beforeAll(async () => {
   const configUrl = pathToFileURL(path.join(ROOT, 'jest.config.js')).href;
   config = ((await import(configUrl)) as { default: Record<string, unknown> }).default;
   home = await tempDir('unprivileged-');
   chownSync(home.dir, NOBODY.uid, NOBODY.gid);
-});
+  if (AS_ROOT && !readableByNobody(path.join(ROOT, 'package.json'))) {
+    checkout = path.join(home.dir, 'checkout');
+    mkdirSync(checkout, { mode: 0o755 });
+    copyCheckout(checkout);
+  }
+}, 120_000);
 afterAll(() => home.cleanup());
+
+/** Whether nobody can read `file` (every directory above it must let nobody through). */
+function readableByNobody(file: string): boolean {
+  const res = spawnSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', 'test', '-r', file]);
+  return res.status === 0;
+}
 
 function asNobody(command: string, args: string[]) {
   return spawnSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', command, ...args], {
-    cwd: ROOT,
+    cwd: checkout,
     encoding: 'utf8',
     env: { PATH: process.env.PATH ?? '', HOME: home.dir, TMPDIR: home.dir, LANG: 'C.UTF-8' },
     timeout: 180_000,
@@ -45,10 +69,10 @@ function asNobody(command: string, args: string[]) {
 }
 
 (AS_ROOT ? describe : describe.skip)('permission cases, run as nobody because this run is root', () => {
-  it('nobody can read the checkout and run node (else the cases cannot run: move the checkout)', () => {
+  it('nobody can read the checkout (or its copy) and run node', () => {
     const res = asNobody(process.execPath, [
       '-e',
-      `require('fs').accessSync(${JSON.stringify(path.join(ROOT, 'package.json'))})`,
+      `require('fs').accessSync(${JSON.stringify(path.join(checkout, 'package.json'))})`,
     ]);
     expect({ status: res.status, stderr: res.stderr, error: res.error?.message }).toEqual({
       status: 0,
@@ -59,16 +83,16 @@ function asNobody(command: string, args: string[]) {
 
   for (const { file, name } of CASES) {
     it(`${file}: "${name}" passes as nobody`, () => {
-      const childConfig = { ...config, rootDir: ROOT, cacheDirectory: path.join(home.dir, 'jest-cache') };
+      const childConfig = { ...config, rootDir: checkout, cacheDirectory: path.join(home.dir, 'jest-cache') };
       const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
       const res = asNobody(process.execPath, [
         '--experimental-vm-modules',
         '--no-warnings',
-        path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'),
+        path.join(checkout, 'node_modules', 'jest', 'bin', 'jest.js'),
         '--config',
         JSON.stringify(childConfig),
         '--runTestsByPath',
-        path.join(ROOT, file),
+        path.join(checkout, file),
         '--testNamePattern',
         `^${escaped}$`,
         '--json',
