@@ -18,7 +18,8 @@ export const MAX_DELETE_ENTRIES = 10_000;
 /** A recursive delete reports progress after every this many entries. */
 export const DELETE_PROGRESS_EVERY = 500;
 
-const parameters = z.object({
+/** The tool's arguments (the backend variant takes the same). */
+export const parameters = z.object({
   path: z.string().describe('Path of the file or directory to delete: absolute, or relative to the workspace root.'),
   recursive: z
     .boolean()

@@ -33,7 +33,8 @@ export interface FileInfoMetadata extends Tool.Metadata {
   truncated: false;
 }
 
-const parameters = z.object({
+/** The tool's arguments (the backend variant takes the same). */
+export const parameters = z.object({
   path: z.string().describe('Path to inspect: absolute, or relative to the workspace root.'),
 });
 

@@ -41,7 +41,8 @@ export interface GlobMetadata extends Tool.Metadata {
   fullListPath?: string;
 }
 
-const parameters = z.object({
+/** The tool's arguments (the backend variant takes the same). */
+export const parameters = z.object({
   pattern: z
     .string()
     .min(1)

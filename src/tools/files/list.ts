@@ -64,7 +64,8 @@ export interface ListMetadata extends Tool.Metadata {
   truncated: boolean;
 }
 
-const parameters = z.object({
+/** The tool's arguments (the backend variant takes the same). */
+export const parameters = z.object({
   path: z
     .string()
     .optional()

@@ -114,7 +114,8 @@ export const BINARY_EXTENSIONS: ReadonlySet<string> = new Set([
   '.odp',
 ]);
 
-const parameters = z.object({
+/** The tool's arguments (the backend variant takes the same). */
+export const parameters = z.object({
   filePath: z.string().describe('Path of the file or directory to read: absolute, or relative to the workspace root.'),
   offset: z
     .number()

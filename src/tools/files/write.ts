@@ -17,7 +17,8 @@ import { fileState, recordChange, type EntryState } from '../../undo-log.js';
 /** Largest content accepted in one write (UTF-8 bytes). */
 export const MAX_WRITE_BYTES = 50 * 1024 * 1024;
 
-const parameters = z.object({
+/** The tool's arguments (the backend variant takes the same). */
+export const parameters = z.object({
   filePath: z.string().describe('Path of the file to write: absolute, or relative to the workspace root.'),
   content: z.string().describe('The complete new content of the file.'),
 });

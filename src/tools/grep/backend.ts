@@ -7,7 +7,6 @@
  * Must not touch the local disk (but for the saved full list, in the tenant's output store).
  */
 import posix from 'node:path/posix';
-import { z } from 'zod';
 import { Tool } from '../../tool.js';
 import { tenantOf } from '../../tenant.js';
 import { descriptionBeside } from '../../description.js';
@@ -18,7 +17,8 @@ import type { GuardedBackend } from '../../backend/guard.js';
 import { MAX_BACKEND_ENTRIES } from '../../backend/guard.js';
 import { compilePattern, type CompiledPattern } from './pattern.js';
 import { Collector, FullMatchList, render, type GrepBackend, type GrepMetadata } from './results.js';
-import { MAX_CONTEXT_LINES, MAX_MATCHES } from './grep.js';
+import { MAX_MATCHES } from './grep.js';
+import { parameters } from './grep.js';
 
 /** Most files a regex search over a backend reads (each is one readRaw there). */
 export const MAX_BACKEND_GREP_FILES = 2000;
@@ -27,47 +27,6 @@ export const MAX_BACKEND_GREP_CHARS = 20 * 1024 * 1024;
 
 /** The regex metacharacters: a pattern without them (once unescaped) is a plain literal. */
 const META = /[\\^$.*+?()[\]{}|]/;
-
-const parameters = z.object({
-  pattern: z
-    .string()
-    .min(1)
-    .describe('Regular expression to search for, e.g. "function\\s+\\w+" or "TODO|FIXME". Matched line by line.'),
-  path: z
-    .string()
-    .optional()
-    .describe(
-      'File or directory to search: absolute, or relative to the workspace root (default: the workspace root).',
-    ),
-  include: z
-    .string()
-    .optional()
-    .describe(
-      'Only search files matching this glob, e.g. "*.ts", "*.{ts,tsx}", "src/**/*.py" (a glob with "/" is matched against the path relative to `path`).',
-    ),
-  context: z
-    .number()
-    .int()
-    .min(0)
-    .max(MAX_CONTEXT_LINES)
-    .optional()
-    .describe(`Lines of context to show before and after each match (default 0, max ${MAX_CONTEXT_LINES}).`),
-  before: z
-    .number()
-    .int()
-    .min(0)
-    .max(MAX_CONTEXT_LINES)
-    .optional()
-    .describe('Lines of context before each match (overrides `context`).'),
-  after: z
-    .number()
-    .int()
-    .min(0)
-    .max(MAX_CONTEXT_LINES)
-    .optional()
-    .describe('Lines of context after each match (overrides `context`).'),
-  caseInsensitive: z.boolean().optional().describe('Match letters regardless of case (default false).'),
-});
 
 export const BackendGrepTool = Tool.define<typeof parameters, GrepMetadata>(
   {

@@ -44,7 +44,8 @@ export const MAX_MATCHES = 100;
 /** Most context lines before/after a match. */
 export const MAX_CONTEXT_LINES = 20;
 
-const parameters = z.object({
+/** The tool's arguments (the backend variant takes the same). */
+export const parameters = z.object({
   pattern: z
     .string()
     .min(1)

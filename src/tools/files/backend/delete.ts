@@ -9,14 +9,7 @@ import { Tool } from '../../../tool.js';
 import { tenantOf } from '../../../tenant.js';
 import { descriptionBeside } from '../../../description.js';
 import { backendOf, backendPath, contentStamp, entryAt, shownPath, trackKey } from './common.js';
-
-const parameters = z.object({
-  path: z.string().describe('Path of the file or directory to delete: absolute, or relative to the workspace root.'),
-  recursive: z
-    .boolean()
-    .optional()
-    .describe('Must be true to delete a directory, together with everything inside it. Default false.'),
-});
+import { parameters } from '../delete.js';
 
 export const BackendDeleteTool = Tool.define(
   {

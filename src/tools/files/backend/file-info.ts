@@ -5,16 +5,12 @@
  * Must not touch the local disk.
  */
 import posix from 'node:path/posix';
-import { z } from 'zod';
 import { Tool } from '../../../tool.js';
 import { descriptionBeside } from '../../../description.js';
 import { binaryReason } from '../read.js';
 import type { FileInfoMetadata } from '../file-info.js';
 import { backendOf, backendPath, entryAt, shownPath } from './common.js';
-
-const parameters = z.object({
-  path: z.string().describe('Path to inspect: absolute, or relative to the workspace root.'),
-});
+import { parameters } from '../file-info.js';
 
 export const BackendFileInfoTool = Tool.define<typeof parameters, FileInfoMetadata>(
   {

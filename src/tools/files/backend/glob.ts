@@ -5,24 +5,13 @@
  * Must not touch the local disk (the full list goes to the tenant's output store, as locally).
  */
 import posix from 'node:path/posix';
-import { z } from 'zod';
 import { Tool } from '../../../tool.js';
 import { tenantOf } from '../../../tenant.js';
 import { descriptionBeside } from '../../../description.js';
 import { saveFullOutput } from '../../../truncate.js';
 import { MAX_GLOB_RESULTS, type GlobMetadata } from '../glob.js';
 import { backendOf, backendPath, shownPath } from './common.js';
-
-const parameters = z.object({
-  pattern: z
-    .string()
-    .min(1)
-    .describe('Glob pattern, e.g. "**/*.ts", "src/**/*.{js,jsx}", "*.md" (top level only). Relative to `path`.'),
-  path: z
-    .string()
-    .optional()
-    .describe('Directory to search in: absolute, or relative to the workspace root (default: the workspace root).'),
-});
+import { parameters } from '../glob.js';
 
 export const BackendGlobTool = Tool.define<typeof parameters, GlobMetadata>(
   {

@@ -5,33 +5,13 @@
  * ignores apply (a documented difference).
  */
 import posix from 'node:path/posix';
-import { z } from 'zod';
 import { Tool } from '../../../tool.js';
 import { descriptionBeside } from '../../../description.js';
 import { abortedMessage, throwIfAborted } from '../../../abort.js';
 import { makeIgnore } from '../search-common.js';
 import { LIST_DEFAULT_IGNORES, LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, type ListMetadata } from '../list.js';
 import { backendOf, backendPath, entryAt, shownPath } from './common.js';
-
-const parameters = z.object({
-  path: z
-    .string()
-    .optional()
-    .describe('Directory to list: absolute, or relative to the workspace root (default: the workspace root).'),
-  ignore: z
-    .array(z.string())
-    .optional()
-    .describe(
-      'Extra .gitignore-style globs to leave out, e.g. ["*.log", "fixtures/"]. "!name" shows a default-ignored name such as "!dist".',
-    ),
-  limit: z
-    .number()
-    .int()
-    .min(1)
-    .max(LIST_MAX_LIMIT)
-    .optional()
-    .describe(`Most entries to show (default ${LIST_DEFAULT_LIMIT}, max ${LIST_MAX_LIMIT}).`),
-});
+import { parameters } from '../list.js';
 
 interface Node {
   name: string;

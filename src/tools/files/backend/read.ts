@@ -28,18 +28,7 @@ import {
 } from '../read.js';
 import { backendOf, backendPath, contentStamp, entryAt, shownPath, trackKey } from './common.js';
 import type { GuardedBackend } from '../../../backend/guard.js';
-
-const parameters = z.object({
-  filePath: z.string().describe('Path of the file or directory to read: absolute, or relative to the workspace root.'),
-  offset: z
-    .number()
-    .int()
-    .optional()
-    .describe(
-      'Line to start from: 1-based (default 1), or negative to count from the end (-100 starts 100 lines before the end, i.e. the last 100 lines).',
-    ),
-  limit: z.number().int().min(1).optional().describe(`How many lines to return (default ${DEFAULT_READ_LIMIT}).`),
-});
+import { parameters } from '../read.js';
 
 export const BackendReadTool = Tool.define(
   {

@@ -20,11 +20,7 @@ import {
   textOf,
   trackKey,
 } from './common.js';
-
-const parameters = z.object({
-  filePath: z.string().describe('Path of the file to write: absolute, or relative to the workspace root.'),
-  content: z.string().describe('The complete new content of the file.'),
-});
+import { parameters } from '../write.js';
 
 export const BackendWriteTool = Tool.define(
   {
