@@ -184,7 +184,39 @@ async function tolerantEdit(
       `${shown} mixes bytes that are not valid UTF-8 with characters U+10FF00-U+10FFFF, so edit cannot change it without risking other bytes. Nothing was written; change it with a command (e.g. through bash) instead.`,
     );
   }
-  const raw = decoded.text;
+  const { ranges, matcher, score, summary: d, startLines, final } = planTextEdit(shown, decoded.text, args);
+  // Encoded once, for the write and the undo fingerprint.
+  const written = decoded.escaped ? encodeLossless(final) : Buffer.from(final, 'utf8');
+  await writeEdit(target, written, version, before, fileState(written, 0, false));
+  return edited(shown, d, ranges.length, startLines[0], matcher, score);
+}
+
+/** One edit planned on a file's text: what matched, the diff, and the text to write back. */
+export interface TextEditPlan {
+  ranges: MatchRange[];
+  matcher: string;
+  score?: number;
+  summary: DiffSummary;
+  startLines: number[];
+  /** The whole new text, with the file's BOM and line endings. */
+  final: string;
+  /** Whether the file was consistently CRLF (matched as LF, written back as CRLF). */
+  crlf: boolean;
+  /** oldString and newString with the file's line endings applied. */
+  oldString: string;
+  newString: string;
+}
+
+/**
+ * Plans an edit of `raw` (the file's text): BOM and line endings normalised, the tolerant matchers,
+ * a refusal when nothing would change, the diff from the known ranges. Shared by the local edit and
+ * the edit over a backend, so both match and answer alike.
+ */
+export function planTextEdit(
+  shown: string,
+  raw: string,
+  args: Pick<EditArgs, 'oldString' | 'newString' | 'replaceAll'>,
+): TextEditPlan {
   const bom = raw.charCodeAt(0) === 0xfeff ? '\uFEFF' : '';
   const body = bom ? raw.slice(1) : raw;
   // A consistently CRLF file is matched as LF and written back as CRLF; a mixed file is
@@ -200,12 +232,9 @@ async function tolerantEdit(
     );
   const updated = applyRanges(content, ranges);
   // The diff comes from the known ranges: no whole-file comparison.
-  const { summary: d, startLines } = diffOfReplacements(shown, content, ranges);
+  const { summary, startLines } = diffOfReplacements(shown, content, ranges);
   const final = bom + (crlf ? updated.replace(/\n/g, '\r\n') : updated);
-  // Encoded once, for the write and the undo fingerprint.
-  const written = decoded.escaped ? encodeLossless(final) : Buffer.from(final, 'utf8');
-  await writeEdit(target, written, version, before, fileState(written, 0, false));
-  return edited(shown, d, ranges.length, startLines[0], matcher, score);
+  return { ranges, matcher, score, summary, startLines, final, crlf, oldString, newString };
 }
 
 /** Where oldString is in `content` (sorted ranges), found by which matcher; one match unless replaceAll. */

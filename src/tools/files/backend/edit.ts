@@ -10,15 +10,7 @@ import { Tool } from '../../../tool.js';
 import { tenantOf } from '../../../tenant.js';
 import { descriptionBeside } from '../../../description.js';
 import { diffOfReplacements } from '../../../diff.js';
-import {
-  MAX_EDIT_FILE_BYTES,
-  applyRanges,
-  countLines,
-  editParameters,
-  edited,
-  matchRanges,
-  normaliseEol,
-} from '../edit.js';
+import { MAX_EDIT_FILE_BYTES, countLines, editParameters, edited, planTextEdit } from '../edit.js';
 import {
   backendOf,
   backendPath,
@@ -87,20 +79,17 @@ export const BackendEditTool = Tool.define(
             `${shown} is larger than the ${MAX_EDIT_FILE_BYTES}-byte limit of edit. Change it with a command or a script instead.`,
           );
         await readTracker.assertFresh(ctx.sessionID, key, shown, contentStamp(entry.file));
-        const bom = raw.charCodeAt(0) === 0xfeff ? '\uFEFF' : '';
-        const body = bom ? raw.slice(1) : raw;
-        const crlf = body.includes('\r\n') && !/(^|[^\r])\n/.test(body);
-        const content = crlf ? body.replace(/\r\n/g, '\n') : body;
-        const oldString = normaliseEol(args.oldString, crlf);
-        const newString = normaliseEol(args.newString, crlf);
-        const { ranges, matcher, score } = matchRanges(shown, content, oldString, newString, args.replaceAll ?? false);
-        if (ranges.every((r) => content.slice(r.start, r.end) === r.replacement))
-          throw new Error(
-            `The edit would leave ${shown} unchanged (the matched text already equals newString). Nothing was written.`,
-          );
-        const updated = applyRanges(content, ranges);
-        const { summary: d, startLines } = diffOfReplacements(shown, content, ranges);
-        const final = bom + (crlf ? updated.replace(/\n/g, '\r\n') : updated);
+        const {
+          ranges,
+          matcher,
+          score,
+          summary: d,
+          startLines,
+          final,
+          crlf,
+          oldString,
+          newString,
+        } = planTextEdit(shown, raw, args);
         if (ctx.abort.aborted) throw new Error('edit was aborted; the file is unchanged.');
         if (matcher === 'exact' && ranges.length === 1 && !crlf && oldString !== '') {
           // One exact match: the backend's own edit of just that text is enough, and cheaper than
