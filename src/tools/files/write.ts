@@ -67,27 +67,32 @@ export const WriteTool = Tool.define(
           recordChange(tenant, ctx, 'write', `write of ${shown}`, [
             { path: abs, shown, before: previous, after: fileState(data, 0, false) },
           ]);
-          const d = unifiedDiff(shown, before, args.content);
-          const output = created
-            ? `Created ${shown} (${bytes} bytes, +${d.additions} lines).`
-            : before === args.content
-              ? `Wrote ${shown}: content unchanged.`
-              : `Wrote ${shown} (+${d.additions} -${d.deletions} lines).`;
-          return {
-            title: shown,
-            output,
-            metadata: {
-              path: shown,
-              created,
-              bytes,
-              additions: d.additions,
-              deletions: d.deletions,
-              diff: d.diff,
-              truncated: false,
-            },
-          };
+          return writeResult(shown, before, args.content, bytes, created);
         });
       },
     };
   },
 );
+
+/** What write answers: created or rewritten, the line counts, and the diff (also for write over a backend). */
+export function writeResult(shown: string, before: string, content: string, bytes: number, created: boolean) {
+  const d = unifiedDiff(shown, before, content);
+  const output = created
+    ? `Created ${shown} (${bytes} bytes, +${d.additions} lines).`
+    : before === content
+      ? `Wrote ${shown}: content unchanged.`
+      : `Wrote ${shown} (+${d.additions} -${d.deletions} lines).`;
+  return {
+    title: shown,
+    output,
+    metadata: {
+      path: shown,
+      created,
+      bytes,
+      additions: d.additions,
+      deletions: d.deletions,
+      diff: d.diff,
+      truncated: false,
+    },
+  };
+}

@@ -8,8 +8,7 @@ import { z } from 'zod';
 import { Tool } from '../../../tool.js';
 import { tenantOf } from '../../../tenant.js';
 import { descriptionBeside } from '../../../description.js';
-import { unifiedDiff } from '../../../diff.js';
-import { MAX_WRITE_BYTES } from '../write.js';
+import { MAX_WRITE_BYTES, parameters, writeResult } from '../write.js';
 import {
   backendOf,
   backendPath,
@@ -20,7 +19,6 @@ import {
   textOf,
   trackKey,
 } from './common.js';
-import { parameters } from '../write.js';
 
 export const BackendWriteTool = Tool.define(
   {
@@ -57,26 +55,8 @@ export const BackendWriteTool = Tool.define(
         await replaceContent(g, p, entry.kind === 'file' ? before : undefined, args.content, ctx.abort);
         readTracker.record(ctx.sessionID, key, contentStamp({ text: args.content }));
         const created = entry.kind === 'missing';
-        const d = unifiedDiff(shown, before, args.content);
-        const output = created
-          ? `Created ${shown} (${bytes} bytes, +${d.additions} lines).`
-          : before === args.content
-            ? `Wrote ${shown}: content unchanged.`
-            : `Wrote ${shown} (+${d.additions} -${d.deletions} lines).`;
-        return {
-          title: shown,
-          output,
-          metadata: {
-            path: shown,
-            created,
-            bytes,
-            additions: d.additions,
-            deletions: d.deletions,
-            diff: d.diff,
-            backend: g.name,
-            truncated: false,
-          },
-        };
+        const result = writeResult(shown, before, args.content, bytes, created);
+        return { ...result, metadata: { ...result.metadata, backend: g.name } };
       },
     };
   },
