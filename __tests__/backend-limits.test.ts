@@ -1,7 +1,7 @@
 /**
  * The backend limits at and one past their edges, on deepagents' real StoreBackend (InMemoryStore)
  * and on toDeepAgentsBackend: MAX_BACKEND_GREP_FILES, MAX_BACKEND_GREP_CHARS, MAX_BACKEND_MOVE_FILES,
- * BACKEND_READ_DEFAULT_LIMIT. (MAX_BACKEND_FILE_CHARS and MAX_BACKEND_ENTRIES: backend-hostile.test.ts.)
+ * MAX_REMEMBERED_BACKEND_CHARS, BACKEND_READ_DEFAULT_LIMIT. (MAX_BACKEND_FILE_CHARS and MAX_BACKEND_ENTRIES: backend-hostile.test.ts.)
  */
 import { describe, it, expect } from '@jest/globals';
 import { writeFile } from 'node:fs/promises';
@@ -11,6 +11,7 @@ import { StoreBackend } from 'deepagents';
 import { createRegistry, registerBuiltinTools, toDeepAgentsBackend } from '../src/index.js';
 import { MAX_BACKEND_GREP_CHARS, MAX_BACKEND_GREP_FILES } from '../src/tools/grep/backend.js';
 import { MAX_BACKEND_MOVE_FILES } from '../src/tools/files/backend/move.js';
+import { MAX_REMEMBERED_BACKEND_CHARS, rememberedChars } from '../src/tools/files/backend/common.js';
 import { BACKEND_READ_DEFAULT_LIMIT } from '../src/backend/local.js';
 import { tempDir } from './helpers.js';
 
@@ -63,6 +64,62 @@ describe('MAX_BACKEND_GREP_CHARS', () => {
     const past = await run(await storeWith(big(1)), 'grep', { pattern: 'a+$' });
     expect(past.output).toMatch(new RegExp(`pass the limit of ${MAX_BACKEND_GREP_CHARS} characters`));
   }, 60_000);
+});
+
+describe('MAX_REMEMBERED_BACKEND_CHARS', () => {
+  /** `chars` characters in lines of 64 (the last one shorter), starting with `head`. */
+  const text = (chars: number, head: string) => {
+    const line = `${'x'.repeat(63)}\n`;
+    const body = line.repeat(Math.floor((chars - head.length) / 64));
+    return head + body + 'y'.repeat(chars - head.length - body.length);
+  };
+  /** Replaces the stored content behind the tools' back (a change by someone else). */
+  const change = async (store: InMemoryStore, key: string, content: string) =>
+    store.put(['lim'], key, { content, mimeType: 'text/plain', created_at: now, modified_at: now });
+
+  it('content up to the limit is remembered and compared; past it, hashed; both refuse a same-size change', async () => {
+    const at = text(MAX_REMEMBERED_BACKEND_CHARS, 'count = 1;\n');
+    const past = text(MAX_REMEMBERED_BACKEND_CHARS + 1, 'count = 1;\n');
+    const store = new InMemoryStore();
+    for (const [key, content] of [
+      ['/at.txt', at],
+      ['/past.txt', past],
+      ['/small.txt', 'count = 1;\n'],
+    ])
+      await change(store, key, content);
+    const backend = new StoreBackend({ store, namespace: ['lim'] });
+    const registry = registerBuiltinTools(createRegistry({ loopGuard: false }));
+    const call = async (tool: string, args: Record<string, unknown>) =>
+      (await registry.execute(tool, args, { sessionID: 's' }, { backend })).result.output;
+    const edit = (filePath: string, from: number) =>
+      call('edit', { filePath, oldString: `count = ${from};`, newString: `count = ${from + 1};` });
+
+    // At the limit: the whole content is kept (it alone fills the budget).
+    expect(await call('read', { filePath: 'at.txt', limit: 1 })).toMatch(/^1: count = 1;/);
+    expect(rememberedChars()).toBe(MAX_REMEMBERED_BACKEND_CHARS);
+    expect(await edit('at.txt', 1)).toMatch(/^Edited at\.txt: 1 replacement at line 1/);
+    expect(rememberedChars()).toBe(MAX_REMEMBERED_BACKEND_CHARS);
+    // A same-size change behind the tools' back is refused by the direct comparison.
+    await change(store, '/at.txt', at.replace('count = 1;', 'count = 7;'));
+    expect(await edit('at.txt', 7)).toMatch(/^File at\.txt has changed on disk since it was read/);
+    // Re-read, then another read pushes it out of the budget: it is hashed in place, and the check
+    // still passes when unchanged and refuses when changed.
+    expect(await call('read', { filePath: 'at.txt', limit: 1 })).toMatch(/^1: count = 7;/);
+    expect(await call('read', { filePath: 'small.txt' })).toMatch(/^1: count = 1;/);
+    expect(rememberedChars()).toBe('count = 1;\n'.length);
+    expect(await edit('at.txt', 7)).toMatch(/^Edited at\.txt/);
+    await call('read', { filePath: 'small.txt' }); // pushes at.txt out again
+    await change(store, '/at.txt', at.replace('count = 1;', 'count = 9;'));
+    expect(await edit('at.txt', 9)).toMatch(/^File at\.txt has changed on disk since it was read/);
+
+    // One past the limit: never kept, checked by hash (an unchanged file edits, a changed one is refused).
+    const before = rememberedChars();
+    expect(await call('read', { filePath: 'past.txt', limit: 1 })).toMatch(/^1: count = 1;/);
+    expect(rememberedChars()).toBe(before);
+    expect(await edit('past.txt', 1)).toMatch(/^Edited past\.txt/);
+    await change(store, '/past.txt', past.replace('count = 1;', 'count = 5;'));
+    expect(await edit('past.txt', 5)).toMatch(/^File past\.txt has changed on disk since it was read/);
+  }, 120_000);
 });
 
 describe('MAX_BACKEND_MOVE_FILES', () => {

@@ -2,14 +2,15 @@
  * What the file tools share on a backend: the one guarded backend per init context, how a path the
  * model gives becomes a backend path (POSIX, rooted at `/`, `..` never above the root) and how it is
  * shown (relative to `/`, as the local tools show workspace-relative paths), the stale-write
- * stamps (a content hash: backends have no inode or nanosecond mtime), and the whole-file CAS write.
+ * stamps (the content itself while memory allows, else its hash: backends have no inode or
+ * nanosecond mtime), and the whole-file CAS write.
  * Must not touch the local disk: on a backend every file is the backend's.
  */
 import { createHash } from 'node:crypto';
 import posix from 'node:path/posix';
 import type { Tool } from '../../../tool.js';
 import { GuardedBackend, BackendError, type BackendFile } from '../../../backend/guard.js';
-import type { FileStamp } from '../../../read-tracker.js';
+import type { FileStamp, ReadTracker } from '../../../read-tracker.js';
 
 const guarded = new WeakMap<object, GuardedBackend>();
 const serials = new WeakMap<object, number>();
@@ -57,6 +58,89 @@ export function contentStamp(file: BackendFile): FileStamp {
     size: BigInt(file.text?.length ?? file.bytes!.length),
     ino: d.readBigUInt64BE(8),
   };
+}
+
+/**
+ * Most characters of backend file content kept in memory (over all tenants and sessions) so that a
+ * stale-write check compares the content seen with the content now, instead of hashing both. Past
+ * it, the oldest kept content is hashed and dropped: the check is the same, only dearer.
+ */
+export const MAX_REMEMBERED_BACKEND_CHARS = 32 * 1024 * 1024;
+
+/** `mtimeNs` of a stamp that stands for remembered content (a hash stamp's is unsigned, never this). */
+const REMEMBERED = -1n;
+
+/** Content a session saw, and the stamp recorded for it in the read tracker (hashed in place when dropped). */
+interface Seen {
+  stamp: FileStamp;
+  text: string;
+}
+
+/** Remembered content, oldest first; the key names the tracker, the session and the file. */
+const seen = new Map<string, Seen>();
+let seenChars = 0;
+let seenSerial = 0n;
+const trackerIds = new WeakMap<ReadTracker, number>();
+let nextTrackerId = 1;
+
+function seenKey(tracker: ReadTracker, session: string, key: string): string {
+  let id = trackerIds.get(tracker);
+  if (id === undefined) trackerIds.set(tracker, (id = nextTrackerId++));
+  return `${id}\0${session}\0${key}`;
+}
+
+function forgetSeen(k: string): void {
+  const old = seen.get(k);
+  if (!old) return;
+  seen.delete(k);
+  seenChars -= old.text.length;
+}
+
+/**
+ * Records that `session` saw `file` at `key` (a `trackKey`): text is kept (up to
+ * MAX_REMEMBERED_BACKEND_CHARS in all) so the next check compares it directly; bytes, or text past
+ * the budget, are recorded by hash. Every backend tool records through here, so what is
+ * remembered and what the tracker holds agree.
+ */
+export function recordSeen(tracker: ReadTracker, session: string, key: string, file: BackendFile): void {
+  const k = seenKey(tracker, session, key);
+  forgetSeen(k);
+  const text = file.text;
+  if (text === undefined || text.length > MAX_REMEMBERED_BACKEND_CHARS) {
+    tracker.record(session, key, contentStamp(file));
+    return;
+  }
+  const stamp: FileStamp = { mtimeNs: REMEMBERED, size: BigInt(text.length), ino: ++seenSerial };
+  seen.set(k, { stamp, text });
+  seenChars += text.length;
+  while (seenChars > MAX_REMEMBERED_BACKEND_CHARS) {
+    const [oldestKey, oldest] = seen.entries().next().value as [string, Seen];
+    // The tracker still holds this stamp object: it becomes the content's hash stamp.
+    Object.assign(oldest.stamp, contentStamp({ text: oldest.text }));
+    forgetSeen(oldestKey);
+  }
+  tracker.record(session, key, stamp);
+}
+
+/** Characters of backend file content remembered now (all tenants and sessions). */
+export function rememberedChars(): number {
+  return seenChars;
+}
+
+/**
+ * The read tracker's stale check for a backend file: throws unless `session` saw `key` and its
+ * content then equals `file` now (compared directly when remembered, else by hash).
+ */
+export async function assertSeenFresh(
+  tracker: ReadTracker,
+  session: string,
+  key: string,
+  shown: string,
+  file: BackendFile,
+): Promise<void> {
+  const was = seen.get(seenKey(tracker, session, key));
+  const same = was !== undefined && file.text !== undefined && was.text === file.text;
+  await tracker.assertFresh(session, key, shown, same ? was.stamp : contentStamp(file));
 }
 
 /** What is at `p`: a file, a directory (the backend lists entries under it), or nothing. */

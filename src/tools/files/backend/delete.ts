@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { Tool } from '../../../tool.js';
 import { tenantOf } from '../../../tenant.js';
 import { descriptionBeside } from '../../../description.js';
-import { backendOf, backendPath, contentStamp, entryAt, shownPath, trackKey } from './common.js';
+import { assertSeenFresh, backendOf, backendPath, entryAt, shownPath, trackKey } from './common.js';
 import { parameters } from '../delete.js';
 
 export const BackendDeleteTool = Tool.define(
@@ -39,7 +39,7 @@ export const BackendDeleteTool = Tool.define(
         if (entry.kind === 'file') {
           const key = trackKey(g, p);
           if (readTracker.lastRead(ctx.sessionID, key))
-            await readTracker.assertFresh(ctx.sessionID, key, shown, contentStamp(entry.file));
+            await assertSeenFresh(readTracker, ctx.sessionID, key, shown, entry.file);
           if (ctx.abort.aborted) throw new Error('delete was aborted; nothing was deleted.');
           await g.delete(p, ctx.abort);
           const size = entry.file.text !== undefined ? Buffer.byteLength(entry.file.text) : entry.file.bytes!.length;

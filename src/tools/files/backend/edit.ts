@@ -13,10 +13,11 @@ import { diffOfReplacements } from '../../../diff.js';
 import { MAX_EDIT_FILE_BYTES, countLines, editParameters, edited, planTextEdit } from '../edit.js';
 import {
   backendOf,
+  assertSeenFresh,
   backendPath,
-  contentStamp,
   editOrExplain,
   entryAt,
+  recordSeen,
   replaceContent,
   shownPath,
   textOf,
@@ -55,7 +56,7 @@ export const BackendEditTool = Tool.define(
             );
           }
           await g.write(p, args.newString, ctx.abort);
-          readTracker.record(ctx.sessionID, key, contentStamp({ text: args.newString }));
+          recordSeen(readTracker, ctx.sessionID, key, { text: args.newString });
           const d = diffOfReplacements(shown, '', [{ start: 0, end: 0, replacement: args.newString }]).summary;
           return {
             title: shown,
@@ -78,7 +79,7 @@ export const BackendEditTool = Tool.define(
           throw new Error(
             `${shown} is larger than the ${MAX_EDIT_FILE_BYTES}-byte limit of edit. Change it with a command or a script instead.`,
           );
-        await readTracker.assertFresh(ctx.sessionID, key, shown, contentStamp(entry.file));
+        await assertSeenFresh(readTracker, ctx.sessionID, key, shown, entry.file);
         const {
           ranges,
           matcher,
@@ -98,7 +99,7 @@ export const BackendEditTool = Tool.define(
         } else {
           await replaceContent(g, p, raw, final, ctx.abort);
         }
-        readTracker.record(ctx.sessionID, key, contentStamp({ text: final }));
+        recordSeen(readTracker, ctx.sessionID, key, { text: final });
         const result = edited(shown, d, ranges.length, startLines[0], matcher, score);
         return { ...result, metadata: { ...result.metadata, backend: g.name } };
       },

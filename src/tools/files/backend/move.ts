@@ -10,7 +10,7 @@ import { Tool } from '../../../tool.js';
 import { tenantOf } from '../../../tenant.js';
 import { descriptionBeside } from '../../../description.js';
 import type { GuardedBackend } from '../../../backend/guard.js';
-import { backendOf, backendPath, contentStamp, entryAt, shownPath, textOf, trackKey } from './common.js';
+import { assertSeenFresh, backendOf, backendPath, entryAt, recordSeen, shownPath, textOf, trackKey } from './common.js';
 
 /** Most files one move over a backend copies (each is a read and a write there). */
 export const MAX_BACKEND_MOVE_FILES = 1000;
@@ -63,7 +63,7 @@ export const BackendMoveTool = Tool.define(
           throw new Error(`${shownFrom} does not exist. Check the path (list or glob show what is there).`);
         const fromKey = trackKey(g, from);
         if (source.kind === 'file' && readTracker.lastRead(ctx.sessionID, fromKey))
-          await readTracker.assertFresh(ctx.sessionID, fromKey, shownFrom, contentStamp(source.file));
+          await assertSeenFresh(readTracker, ctx.sessionID, fromKey, shownFrom, source.file);
         const target = await entryAt(g, to, ctx.abort);
         if (target.kind === 'dir')
           throw new Error(
@@ -74,7 +74,7 @@ export const BackendMoveTool = Tool.define(
             throw new Error(`${shownTo} already exists. Pass overwrite: true to replace it, or choose another path.`);
           if (source.kind === 'dir')
             throw new Error(`${shownTo} is a file and ${shownFrom} a directory: a directory cannot replace a file.`);
-          await readTracker.assertFresh(ctx.sessionID, trackKey(g, to), shownTo, contentStamp(target.file));
+          await assertSeenFresh(readTracker, ctx.sessionID, trackKey(g, to), shownTo, target.file);
         }
         const pairs: Array<[string, string]> =
           source.kind === 'file'
@@ -92,7 +92,7 @@ export const BackendMoveTool = Tool.define(
         await copyAll(g, pairs, source.kind === 'file' ? source.file.text : undefined, ctx.abort);
         await g.delete(from, ctx.abort);
         if (source.kind === 'file' && readTracker.lastRead(ctx.sessionID, fromKey))
-          readTracker.record(ctx.sessionID, trackKey(g, to), contentStamp(source.file));
+          recordSeen(readTracker, ctx.sessionID, trackKey(g, to), source.file);
         const kind = source.kind === 'dir' ? 'directory' : 'file';
         return {
           title: `${shownFrom} -> ${shownTo}`,

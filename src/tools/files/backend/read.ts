@@ -26,7 +26,7 @@ import {
   similarity,
   type LinesResult,
 } from '../read.js';
-import { backendOf, backendPath, contentStamp, entryAt, shownPath, trackKey } from './common.js';
+import { backendOf, backendPath, entryAt, recordSeen, shownPath, trackKey } from './common.js';
 import type { GuardedBackend } from '../../../backend/guard.js';
 import { parameters } from '../read.js';
 
@@ -81,45 +81,58 @@ export const BackendReadTool = Tool.define(
             `the backend stores it as ${file.mimeType ?? 'bytes'}`;
           throw new Error(`${shown} looks like a binary file (${why}); read only works on text files.`);
         }
-        const lines = splitLines(file.text);
-        if (offset < 0) offset = Math.max(1, lines.length + offset + 1);
-        const result = lines.length === 0 ? EMPTY : window(lines, offset, limit);
-        readTracker.record(ctx.sessionID, trackKey(g, p), contentStamp(file));
+        const text = file.text;
+        const start = text.charCodeAt(0) === 0xfeff ? 1 : 0; // a BOM is not part of line 1
+        if (offset < 0) offset = Math.max(1, countLines(text, start) + offset + 1);
+        const result = start >= text.length ? EMPTY : window(text, start, offset, limit);
+        recordSeen(readTracker, ctx.sessionID, trackKey(g, p), file);
         return formatLines(result, shown, offset, limit);
       },
     };
   },
 );
 
-/** The file's lines: a BOM dropped, CR before LF dropped, no phantom line after a final newline. */
-function splitLines(text: string): string[] {
-  if (text === '') return [];
-  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  const lines = body.split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
-  return lines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
+/** Lines of `text` from index `start`: newlines counted, plus a last line without one. */
+function countLines(text: string, start: number): number {
+  let n = 0;
+  for (let i = text.indexOf('\n', start); i !== -1; i = text.indexOf('\n', i + 1)) n++;
+  return text.length > start && !text.endsWith('\n') ? n + 1 : n;
 }
 
-/** Lines `offset..offset+limit-1` with read's line and byte caps. */
-function window(all: string[], offset: number, limit: number): LinesResult {
+/**
+ * Lines `offset..offset+limit-1` of `text` (from index `start`) with read's line and byte caps: lines
+ * end at LF (a CR before it dropped), a final newline starts no line; only the lines up to the
+ * window are scanned, and none is copied but those shown.
+ */
+function window(text: string, start: number, offset: number, limit: number): LinesResult {
+  const end = text.length;
+  let pos = start;
+  let n = 1; // the number of the line starting at pos
+  for (; n < offset && pos < end; n++) {
+    const nl = text.indexOf('\n', pos);
+    pos = nl === -1 ? end : nl + 1;
+  }
   const lines: string[] = [];
   let outBytes = 0;
   let cutLines = 0;
-  for (let n = offset; n <= all.length; n++) {
+  for (; pos < end; n++) {
     if (lines.length >= limit) return { lines, more: true, capped: false, cutLines };
-    let text = all[n - 1];
-    if (text.length > MAX_LINE_LENGTH) {
-      let cut = text.slice(0, MAX_LINE_LENGTH);
+    const nl = text.indexOf('\n', pos);
+    const stop = nl === -1 ? end : nl;
+    let line = text.slice(pos, stop > pos && text.charCodeAt(stop - 1) === 13 ? stop - 1 : stop);
+    pos = nl === -1 ? end : nl + 1;
+    if (line.length > MAX_LINE_LENGTH) {
+      let cut = line.slice(0, MAX_LINE_LENGTH);
       if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
-      text = cut + LINE_CUT_MARKER;
+      line = cut + LINE_CUT_MARKER;
       cutLines++;
     }
-    const cost = Buffer.byteLength(text) + String(n).length + 3;
+    const cost = Buffer.byteLength(line) + String(n).length + 3;
     if (lines.length > 0 && outBytes + cost > MAX_OUTPUT_BYTES) return { lines, more: true, capped: true, cutLines };
     outBytes += cost;
-    lines.push(text);
+    lines.push(line);
   }
-  return { lines, more: false, totalLines: all.length, capped: false, cutLines };
+  return { lines, more: false, totalLines: n - 1, capped: false, cutLines };
 }
 
 function attach(

@@ -10,10 +10,11 @@ import { tenantOf } from '../../../tenant.js';
 import { descriptionBeside } from '../../../description.js';
 import { MAX_WRITE_BYTES, parameters, writeResult } from '../write.js';
 import {
+  assertSeenFresh,
   backendOf,
   backendPath,
-  contentStamp,
   entryAt,
+  recordSeen,
   replaceContent,
   shownPath,
   textOf,
@@ -48,12 +49,12 @@ export const BackendWriteTool = Tool.define(
         if (entry.kind === 'dir') throw new Error(`${shown} is a directory; give the path of a file inside it.`);
         let before = '';
         if (entry.kind === 'file') {
-          await readTracker.assertFresh(ctx.sessionID, key, shown, contentStamp(entry.file));
+          await assertSeenFresh(readTracker, ctx.sessionID, key, shown, entry.file);
           before = textOf(entry.file, shown);
         }
         if (ctx.abort.aborted) throw new Error('write was aborted; nothing was written.');
         await replaceContent(g, p, entry.kind === 'file' ? before : undefined, args.content, ctx.abort);
-        readTracker.record(ctx.sessionID, key, contentStamp({ text: args.content }));
+        recordSeen(readTracker, ctx.sessionID, key, { text: args.content });
         const created = entry.kind === 'missing';
         const result = writeResult(shown, before, args.content, bytes, created);
         return { ...result, metadata: { ...result.metadata, backend: g.name } };
