@@ -127,11 +127,12 @@ export class GuardedBackend {
     const matches = r.matches;
     if (!Array.isArray(matches)) throw this.malformed('grep', dir, 'it holds no matches list');
     if (matches.length > MAX_BACKEND_ENTRIES) throw this.tooMany('grep', dir, matches.length);
+    const base = baseOf(dir);
     for (const m of matches as unknown[]) {
       const g = m as Partial<GrepMatch> | null;
       if (!g || typeof g.path !== 'string' || typeof g.line !== 'number' || typeof g.text !== 'string')
         throw this.malformed('grep', dir, 'a match lacks a string path, a numeric line or a string text');
-      this.inside('grep', dir, g.path);
+      this.inside('grep', dir, g.path, base);
     }
     return { matches: matches as GrepMatch[], truncated: r.truncated === true };
   }
@@ -197,18 +198,23 @@ export class GuardedBackend {
   private infos(op: string, target: string, files: unknown, dir: string): FileInfo[] {
     if (!Array.isArray(files)) throw this.malformed(op, target, 'it holds no files list');
     if (files.length > MAX_BACKEND_ENTRIES) throw this.tooMany(op, target, files.length);
+    const base = baseOf(dir);
     for (const f of files as unknown[]) {
       const info = f as Partial<FileInfo> | null;
       if (!info || typeof info.path !== 'string') throw this.malformed(op, target, 'an entry lacks a string path');
-      this.inside(op, dir, info.path);
+      this.inside(op, dir, info.path, base);
     }
     return files as FileInfo[];
   }
 
-  /** A returned path must lie inside the directory asked about (a backend must not answer for elsewhere). */
-  private inside(op: string, dir: string, returned: string): void {
-    const base = dir === '/' ? '/' : `${posix.normalize(dir).replace(/\/+$/, '')}/`;
-    const p = posix.normalize(returned.startsWith('/') ? returned : `/${returned}`);
+  /**
+   * A returned path must lie inside the directory asked about (a backend must not answer for
+   * elsewhere). `base` is `baseOf(dir)`, computed once per answer.
+   */
+  private inside(op: string, dir: string, returned: string, base = baseOf(dir)): void {
+    const rooted = returned.startsWith('/') ? returned : `/${returned}`;
+    // Already normal (no empty, `.` or `..` segment, no trailing slash): normalising changes nothing.
+    const p = NOT_NORMAL.test(rooted) ? posix.normalize(rooted) : rooted;
     if (p === base.slice(0, -1) || p.startsWith(base) || base === '/') {
       if (!p.split('/').includes('..')) return;
     }
@@ -250,6 +256,14 @@ export class GuardedBackend {
       'stopped',
     );
   }
+}
+
+/** A path segment that `posix.normalize` would change: empty (`//`, trailing `/`), `.` or `..`. */
+const NOT_NORMAL = /\/(\.{1,2})?(\/|$)/;
+
+/** `dir` normalised with one trailing slash: what a path inside it starts with. */
+function baseOf(dir: string): string {
+  return dir === '/' ? '/' : `${posix.normalize(dir).replace(/\/+$/, '')}/`;
 }
 
 /** The race's rejection when the signal won. */

@@ -13,8 +13,7 @@ import { descriptionBeside } from '../../description.js';
 import { abortedMessage, throwIfAborted } from '../../abort.js';
 import { IncludeMatcher } from '../files/search-common.js';
 import { backendOf, backendPath, entryAt, shownPath } from '../files/backend/common.js';
-import type { GuardedBackend } from '../../backend/guard.js';
-import { MAX_BACKEND_ENTRIES } from '../../backend/guard.js';
+import { BackendError, MAX_BACKEND_ENTRIES, type GuardedBackend } from '../../backend/guard.js';
 import { compilePattern, type CompiledPattern } from './pattern.js';
 import { Collector, FullMatchList, render, type GrepBackend, type GrepMetadata } from './results.js';
 import { MAX_MATCHES } from './grep.js';
@@ -48,19 +47,23 @@ export const BackendGrepTool = Tool.define<typeof parameters, GrepMetadata>(
         const after = args.after ?? args.context ?? 0;
         const include = args.include !== undefined ? new IncludeMatcher(args.include) : undefined;
         const target = backendPath(args.path ?? '.');
-        const entry = await entryAt(g, target, ctx.abort);
-        if (entry.kind === 'missing')
-          throw new Error(
+        const missing = () =>
+          new Error(
             `Path ${JSON.stringify(args.path)} does not exist (resolved to ${target}). Check the path, or use glob to find it.`,
           );
-        const display = (p: string) => shownPath(p);
-        const full = new FullMatchList(outputs, display);
-        const collector = new Collector(MAX_MATCHES, after, before > 0 || after > 0, full);
         const literal = plainLiteral(args.pattern);
         const engine: GrepBackend =
           literal !== undefined && !args.caseInsensitive && before === 0 && after === 0
             ? 'backend-literal'
             : 'backend-regex';
+        // The regex search needs to know a file from a directory; the backend's literal grep does
+        // not, so there the path is looked up only when the grep found nothing or refused (to tell
+        // a missing path from a search without matches): one lookup fewer on the common path.
+        const entry = engine === 'backend-regex' ? await entryAt(g, target, ctx.abort) : undefined;
+        if (entry?.kind === 'missing') throw missing();
+        const display = (p: string) => shownPath(p);
+        const full = new FullMatchList(outputs, display);
+        const collector = new Collector(MAX_MATCHES, after, before > 0 || after > 0, full);
         ctx.metadata({
           title: `grep ${JSON.stringify(args.pattern)} in ${shownPath(target)}`,
           metadata: { backend: engine },
@@ -68,12 +71,21 @@ export const BackendGrepTool = Tool.define<typeof parameters, GrepMetadata>(
         try {
           let cutByBackend = false;
           if (engine === 'backend-literal') {
-            cutByBackend = await literalSearch(g, literal!, target, include, collector, ctx.abort);
+            let found;
+            try {
+              found = await literalSearch(g, literal!, target, include, collector, ctx.abort);
+            } catch (err) {
+              if (err instanceof BackendError && err.kind === 'refused' && (await isMissing(g, target, ctx.abort)))
+                throw missing();
+              throw err;
+            }
+            if (found.matches === 0 && (await isMissing(g, target, ctx.abort))) throw missing();
+            cutByBackend = found.truncated;
           } else {
             const files: Array<[string, string]> =
-              entry.kind === 'file'
-                ? entry.file.text !== undefined
-                  ? [[target, entry.file.text]]
+              entry!.kind === 'file'
+                ? entry!.file.text !== undefined
+                  ? [[target, entry!.file.text]]
                   : []
                 : await readTree(g, target, include, ctx.abort);
             for (const [p, text] of files) collectFile(collector, p, text, compiled, before, after);
@@ -101,7 +113,12 @@ function plainLiteral(pattern: string): string | undefined {
   return META.test(rest) ? undefined : unescaped;
 }
 
-/** The backend's literal grep, grouped per file in path order; whether the backend cut its answer. */
+/** Whether nothing is at `target` (the backend's path). */
+async function isMissing(g: GuardedBackend, target: string, signal: AbortSignal): Promise<boolean> {
+  return (await entryAt(g, target, signal)).kind === 'missing';
+}
+
+/** The backend's literal grep, grouped per file in path order: the matches kept, and whether the backend cut its answer. */
 async function literalSearch(
   g: GuardedBackend,
   literal: string,
@@ -109,8 +126,9 @@ async function literalSearch(
   include: IncludeMatcher | undefined,
   collector: Collector,
   signal: AbortSignal,
-): Promise<boolean> {
+): Promise<{ matches: number; truncated: boolean }> {
   const answer = await g.grep(literal, target, null, MAX_BACKEND_ENTRIES, signal);
+  let matches = 0;
   const byFile = new Map<string, Array<{ line: number; text: string }>>();
   for (const m of answer.matches) {
     const p = posix.resolve(target, m.path);
@@ -118,6 +136,7 @@ async function literalSearch(
     let list = byFile.get(p);
     if (!list) byFile.set(p, (list = []));
     list.push({ line: m.line, text: m.text });
+    matches++;
   }
   for (const p of [...byFile.keys()].sort()) {
     const acc = collector.newFile();
@@ -126,7 +145,7 @@ async function literalSearch(
     collector.filesScanned++;
     collector.addFile(p, acc, 0);
   }
-  return answer.truncated;
+  return { matches, truncated: answer.truncated };
 }
 
 /** Every text file under `dir` (include applied), within the fallback's limits, in path order. */

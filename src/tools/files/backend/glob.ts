@@ -11,7 +11,43 @@ import { descriptionBeside } from '../../../description.js';
 import { saveFullOutput } from '../../../truncate.js';
 import { MAX_GLOB_RESULTS, type GlobMetadata } from '../glob.js';
 import { backendOf, backendPath, shownPath } from './common.js';
+import type { FileInfo } from '../../../backend/protocol.js';
 import { parameters } from '../glob.js';
+
+/** A path segment `posix.resolve` would change: empty (`//`, trailing `/`), `.` or `..`. */
+const NOT_NORMAL = /\/(\.{1,2})?(\/|$)/;
+
+/**
+ * The files of a glob answer (directories dropped) as shown paths, newest first, then by path (by
+ * UTF-16 code units), duplicates kept. One plain string sort does it: each path behind a
+ * fixed-width key of its age (a comparator sort when a time is before 1970, out of the key's range).
+ */
+export function newestFirst(base: string, infos: readonly FileInfo[]): Array<{ path: string; mtime: number }> {
+  const files: Array<{ path: string; mtime: number }> = [];
+  let lastStamp: string | undefined;
+  let lastMtime = 0;
+  let keyable = true;
+  for (const f of infos) {
+    if (f.is_dir === true || f.path.endsWith('/')) continue;
+    const abs = f.path.startsWith('/') && !NOT_NORMAL.test(f.path) ? f.path : posix.resolve(base, f.path);
+    const stamp = f.modified_at ?? '';
+    if (stamp !== lastStamp) {
+      lastStamp = stamp;
+      lastMtime = Date.parse(stamp) || 0;
+      if (lastMtime < 0) keyable = false;
+    }
+    files.push({ path: shownPath(abs), mtime: lastMtime });
+  }
+  if (!keyable) return files.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  // Newer first: the key grows as mtime shrinks; NUL ends the path (below any character), then its index.
+  let keyOf = -1;
+  let age = '';
+  const keys = files.map((f, i) => {
+    if (f.mtime !== keyOf) age = (Number.MAX_SAFE_INTEGER - (keyOf = f.mtime)).toString(36).padStart(11, '0');
+    return `${age}${f.path}\0${i}`;
+  });
+  return keys.sort().map((k) => files[Number(k.slice(k.lastIndexOf('\0') + 1))]);
+}
 
 export const BackendGlobTool = Tool.define<typeof parameters, GlobMetadata>(
   {
@@ -37,10 +73,7 @@ export const BackendGlobTool = Tool.define<typeof parameters, GlobMetadata>(
         ctx.metadata({ title });
         const pattern = args.pattern.replace(/^\/+/, '');
         const answer = await g.glob(pattern, base, ctx.abort);
-        const files = answer.files
-          .filter((f) => f.is_dir !== true && !f.path.endsWith('/'))
-          .map((f) => ({ path: shownPath(posix.resolve(base, f.path)), mtime: Date.parse(f.modified_at ?? '') || 0 }));
-        const sorted = files.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+        const sorted = newestFirst(base, answer.files);
         const shown = sorted.slice(0, MAX_GLOB_RESULTS).map((f) => f.path);
         const truncated = sorted.length > shown.length || answer.truncated;
         const metadata: GlobMetadata = { count: sorted.length, shown: shown.length, truncated };

@@ -1,0 +1,103 @@
+/**
+ * The backend tools' shortcuts give the answers the long way gives: glob orders its answer newest
+ * first, then by path, with one string sort (`newestFirst`, checked against the comparator sort on
+ * generated answers: unnormalised and relative paths, duplicates, directories, equal, missing,
+ * invalid and pre-1970 times); a literal grep looks its path up only when the backend found
+ * nothing or refused, and still says a missing path is missing.
+ * Must not test the sentences every backend shares (backend-conformance.test.ts does).
+ */
+import { describe, it, expect } from '@jest/globals';
+import posix from 'node:path/posix';
+import fc from 'fast-check';
+import { InMemoryStore } from '@langchain/langgraph';
+import { StoreBackend } from 'deepagents';
+import { createRegistry, registerBuiltinTools } from '../src/index.js';
+import { newestFirst } from '../src/tools/files/backend/glob.js';
+import { shownPath } from '../src/tools/files/backend/common.js';
+import type { FileInfo } from '../src/backend/protocol.js';
+
+/** The order as a comparator states it (what the string sort must equal). */
+function reference(base: string, infos: FileInfo[]) {
+  return infos
+    .filter((f) => f.is_dir !== true && !f.path.endsWith('/'))
+    .map((f) => ({ path: shownPath(posix.resolve(base, f.path)), mtime: Date.parse(f.modified_at ?? '') || 0 }))
+    .sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+const segment = fc.constantFrom('a', 'b', 'é', 'Z', '.', '..', '', '.hidden', 'x y', '😀', 'a.ts', 'n\nl', '\n');
+const info = fc.record({
+  path: fc
+    .tuple(fc.boolean(), fc.array(segment, { minLength: 1, maxLength: 4 }))
+    .map(([rooted, parts]) => `${rooted ? '/' : ''}${parts.join('/')}`),
+  is_dir: fc.option(fc.boolean(), { nil: undefined }),
+  modified_at: fc.option(
+    fc.oneof(
+      fc.constantFrom('', 'not a date', '2026-01-01T00:00:00.000Z', '1969-12-31T23:59:59.999Z'),
+      fc.integer({ min: -5e12, max: 5e12 }).map((ms) => new Date(ms).toISOString()),
+    ),
+    { nil: undefined },
+  ),
+});
+
+describe('newestFirst', () => {
+  it('orders like the comparator sort: newest first, then by path, duplicates kept', () => {
+    fc.assert(
+      fc.property(fc.constantFrom('/', '/d', '/d/e'), fc.array(info, { maxLength: 40 }), (base, infos) => {
+        expect(newestFirst(base, infos)).toEqual(reference(base, infos));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('keeps two answers for one path, and drops directories', () => {
+    const t = '2026-01-01T00:00:00.000Z';
+    const infos: FileInfo[] = [
+      { path: '/d/b', modified_at: t },
+      { path: '/d/a', modified_at: '2025-01-01T00:00:00.000Z' },
+      { path: '/d/b', modified_at: t },
+      { path: '/d/sub/', is_dir: true },
+      { path: '/d/c', modified_at: '1960-01-01T00:00:00.000Z' },
+    ];
+    expect(newestFirst('/d', infos).map((f) => f.path)).toEqual(['d/b', 'd/b', 'd/a', 'd/c']);
+  });
+});
+
+describe('grep over a backend, literal pattern: the path is looked up only when nothing was found', () => {
+  const now = new Date(0).toISOString();
+  /** A StoreBackend whose grep answers an error for a path holding no file (as some backends do). */
+  class RefusingStoreBackend extends StoreBackend {
+    override async grep(pattern: string, path?: string, glob?: string | null) {
+      const r = await super.grep(pattern, path, glob);
+      return r.matches?.length ? r : { error: `no such directory: ${path}` };
+    }
+  }
+  async function grep(backend: StoreBackend, args: Record<string, unknown>) {
+    const registry = registerBuiltinTools(createRegistry({ loopGuard: false }));
+    const u = await registry.execute('grep', args, { sessionID: 's' }, { backend });
+    return { ok: u.success, output: u.result.output };
+  }
+  async function withFile(Backend: typeof StoreBackend) {
+    const store = new InMemoryStore();
+    await store.put(['g'], '/d/a.txt', {
+      content: 'one\ntwo\n',
+      mimeType: 'text/plain',
+      created_at: now,
+      modified_at: now,
+    });
+    return new Backend({ store, namespace: ['g'] });
+  }
+
+  for (const Backend of [StoreBackend, RefusingStoreBackend]) {
+    it(`${Backend.name}: a match, no match, and a missing path each get their own answer`, async () => {
+      const backend = await withFile(Backend);
+      expect((await grep(backend, { pattern: 'two', path: 'd' })).output).toMatch(/^Found 1 match in 1 file\./);
+      const none = await grep(backend, { pattern: 'three', path: 'd' });
+      if (Backend === StoreBackend) expect(none.output).toMatch(/^No matches found/);
+      else expect(none.output).toMatch(/refused grep of \/d: no such directory: \/d/);
+      expect(await grep(backend, { pattern: 'two', path: 'nowhere' })).toEqual({
+        ok: false,
+        output: 'Path "nowhere" does not exist (resolved to /nowhere). Check the path, or use glob to find it.',
+      });
+    });
+  }
+});
