@@ -3,7 +3,9 @@
  * first, then by path, with one string sort (`newestFirst`, checked against the comparator sort on
  * generated answers: unnormalised and relative paths, duplicates, directories, equal, missing,
  * invalid and pre-1970 times); a literal grep looks its path up only when the backend found
- * nothing or refused, and still says a missing path is missing.
+ * nothing or refused, and still says a missing path is missing; after an edit, the content
+ * remembered for the stale check (pieces of the text read around the replacements) is exactly what
+ * the backend holds, so the next edit passes, and a change made meanwhile is still refused.
  * Must not test the sentences every backend shares (backend-conformance.test.ts does).
  */
 import { describe, it, expect } from '@jest/globals';
@@ -98,6 +100,62 @@ describe('grep over a backend, literal pattern: the path is looked up only when 
         ok: false,
         output: 'Path "nowhere" does not exist (resolved to /nowhere). Check the path, or use glob to find it.',
       });
+    });
+  }
+});
+
+describe('edit over a backend remembers the edited text as pieces, exactly what the backend holds', () => {
+  const now = new Date(0).toISOString();
+  const cases: Array<[string, string, Array<Record<string, unknown>>]> = [
+    ['a BOM file, one exact match', '\uFEFFone\ntwo\nthree\n', [{ oldString: 'two', newString: 'TWO' }]],
+    [
+      'every match (replaceAll), at the start and the end',
+      'x = 1;\ny = x;\nx',
+      [{ oldString: 'x', newString: 'xx', replaceAll: true }],
+    ],
+    ['a CRLF file', 'one\r\ntwo\r\nthree\r\n', [{ oldString: 'two\nthree', newString: 'TWO\nTHREE' }]],
+    [
+      'a match found by the indentation-tolerant matcher',
+      'function f() {\n    if (a) {\n        b();\n    }\n}\n',
+      [{ oldString: 'if (a) {\n    b();\n}', newString: 'if (a) {\n    c();\n}' }],
+    ],
+    [
+      'a BOM file, two edits in a row',
+      '\uFEFFa\nb\n',
+      [
+        { oldString: 'a', newString: 'A' },
+        { oldString: 'b', newString: 'B' },
+      ],
+    ],
+  ];
+  for (const [what, content, edits] of cases) {
+    it(`${what}: the next edit passes the stale check, a change meanwhile does not`, async () => {
+      const store = new InMemoryStore();
+      const put = (text: string) =>
+        store.put(['e'], '/f.txt', { content: text, mimeType: 'text/plain', created_at: now, modified_at: now });
+      await put(content);
+      const backend = new StoreBackend({ store, namespace: ['e'] });
+      const registry = registerBuiltinTools(createRegistry({ loopGuard: false }));
+      const call = async (tool: string, args: Record<string, unknown>) =>
+        (await registry.execute(tool, { filePath: 'f.txt', ...args }, { sessionID: 's' }, { backend })).result.output;
+      expect(await call('read', {})).toMatch(/^1: /);
+      for (const e of edits) expect(await call('edit', e)).toMatch(/^Edited f\.txt/);
+      // Remembered = held: an edit that changes the first line back and forth passes.
+      const held = (await store.get(['e'], '/f.txt'))!.value as { content: string };
+      const first = held.content.replace(/^\uFEFF/, '').split(/\r?\n/)[0];
+      expect(await call('edit', { oldString: first, newString: `${first}!` })).toMatch(/^Edited f\.txt/);
+      expect(await call('edit', { oldString: `${first}!`, newString: first })).toMatch(/^Edited f\.txt/);
+      // A same-length change by someone else is refused.
+      const now2 = ((await store.get(['e'], '/f.txt'))!.value as { content: string }).content;
+      await put(
+        now2.replace(
+          first,
+          first.replace(/./, (c) => (c === 'Z' ? 'Y' : 'Z')),
+        ),
+      );
+      expect(await call('edit', { oldString: 'zzz', newString: 'y' })).toMatch(
+        /^File f\.txt has changed on disk since it was read/,
+      );
     });
   }
 });

@@ -70,10 +70,15 @@ export const MAX_REMEMBERED_BACKEND_CHARS = 32 * 1024 * 1024;
 /** `mtimeNs` of a stamp that stands for remembered content (a hash stamp's is unsigned, never this). */
 const REMEMBERED = -1n;
 
-/** Content a session saw, and the stamp recorded for it in the read tracker (hashed in place when dropped). */
+/**
+ * Content a session saw (as pieces: after an edit, the text read around the replacements, so no
+ * copy of the whole file is made), and the stamp recorded for it in the read tracker (hashed in
+ * place when dropped).
+ */
 interface Seen {
   stamp: FileStamp;
-  text: string;
+  parts: readonly string[];
+  length: number;
 }
 
 /** Remembered content, oldest first; the key names the tracker, the session and the file. */
@@ -93,7 +98,7 @@ function forgetSeen(k: string): void {
   const old = seen.get(k);
   if (!old) return;
   seen.delete(k);
-  seenChars -= old.text.length;
+  seenChars -= old.length;
 }
 
 /**
@@ -103,20 +108,31 @@ function forgetSeen(k: string): void {
  * remembered and what the tracker holds agree.
  */
 export function recordSeen(tracker: ReadTracker, session: string, key: string, file: BackendFile): void {
-  const k = seenKey(tracker, session, key);
-  forgetSeen(k);
-  const text = file.text;
-  if (text === undefined || text.length > MAX_REMEMBERED_BACKEND_CHARS) {
+  if (file.text === undefined) {
+    forgetSeen(seenKey(tracker, session, key));
     tracker.record(session, key, contentStamp(file));
     return;
   }
-  const stamp: FileStamp = { mtimeNs: REMEMBERED, size: BigInt(text.length), ino: ++seenSerial };
-  seen.set(k, { stamp, text });
-  seenChars += text.length;
+  recordSeenParts(tracker, session, key, [file.text]);
+}
+
+/** `recordSeen` of the text that is `parts` joined (without joining them). */
+export function recordSeenParts(tracker: ReadTracker, session: string, key: string, parts: readonly string[]): void {
+  const k = seenKey(tracker, session, key);
+  forgetSeen(k);
+  let length = 0;
+  for (const part of parts) length += part.length;
+  if (length > MAX_REMEMBERED_BACKEND_CHARS) {
+    tracker.record(session, key, contentStamp({ text: parts.join('') }));
+    return;
+  }
+  const stamp: FileStamp = { mtimeNs: REMEMBERED, size: BigInt(length), ino: ++seenSerial };
+  seen.set(k, { stamp, parts, length });
+  seenChars += length;
   while (seenChars > MAX_REMEMBERED_BACKEND_CHARS) {
     const [oldestKey, oldest] = seen.entries().next().value as [string, Seen];
     // The tracker still holds this stamp object: it becomes the content's hash stamp.
-    Object.assign(oldest.stamp, contentStamp({ text: oldest.text }));
+    Object.assign(oldest.stamp, contentStamp({ text: oldest.parts.join('') }));
     forgetSeen(oldestKey);
   }
   tracker.record(session, key, stamp);
@@ -125,6 +141,17 @@ export function recordSeen(tracker: ReadTracker, session: string, key: string, f
 /** Characters of backend file content remembered now (all tenants and sessions). */
 export function rememberedChars(): number {
   return seenChars;
+}
+
+/** Whether `text` is `was`'s pieces joined (compared piece by piece: slices of `text` copy nothing). */
+function sameText(was: Seen, text: string): boolean {
+  if (text.length !== was.length) return false;
+  let at = 0;
+  for (const part of was.parts) {
+    if (text.slice(at, at + part.length) !== part) return false;
+    at += part.length;
+  }
+  return true;
 }
 
 /**
@@ -139,7 +166,7 @@ export async function assertSeenFresh(
   file: BackendFile,
 ): Promise<void> {
   const was = seen.get(seenKey(tracker, session, key));
-  const same = was !== undefined && file.text !== undefined && was.text === file.text;
+  const same = was !== undefined && file.text !== undefined && sameText(was, file.text);
   await tracker.assertFresh(session, key, shown, same ? was.stamp : contentStamp(file));
 }
 

@@ -11,6 +11,7 @@ import { tenantOf } from '../../../tenant.js';
 import { descriptionBeside } from '../../../description.js';
 import { diffOfReplacements } from '../../../diff.js';
 import { MAX_EDIT_FILE_BYTES, countLines, editParameters, edited, planTextEdit } from '../edit.js';
+import type { MatchRange } from '../edit-match.js';
 import {
   backendOf,
   assertSeenFresh,
@@ -18,6 +19,7 @@ import {
   editOrExplain,
   entryAt,
   recordSeen,
+  recordSeenParts,
   replaceContent,
   shownPath,
   textOf,
@@ -75,7 +77,8 @@ export const BackendEditTool = Tool.define(
           };
         }
         const raw = textOf(entry.file, shown);
-        if (Buffer.byteLength(raw) > MAX_EDIT_FILE_BYTES)
+        // UTF-8 takes at most 3 bytes per UTF-16 unit: a short enough text needs no count.
+        if (raw.length * 3 > MAX_EDIT_FILE_BYTES && Buffer.byteLength(raw) > MAX_EDIT_FILE_BYTES)
           throw new Error(
             `${shown} is larger than the ${MAX_EDIT_FILE_BYTES}-byte limit of edit. Change it with a command or a script instead.`,
           );
@@ -99,10 +102,26 @@ export const BackendEditTool = Tool.define(
         } else {
           await replaceContent(g, p, raw, final, ctx.abort);
         }
-        recordSeen(readTracker, ctx.sessionID, key, { text: final });
+        recordSeenParts(readTracker, ctx.sessionID, key, crlf ? [final] : partsOf(raw, ranges));
         const result = edited(shown, d, ranges.length, startLines[0], matcher, score);
         return { ...result, metadata: { ...result.metadata, backend: g.name } };
       },
     };
   },
 );
+
+/**
+ * The edited text as pieces of `raw` (the text read, LF kept as it was) around the replacements:
+ * what `planTextEdit`'s final text is when no line endings were converted, without building it.
+ */
+function partsOf(raw: string, ranges: readonly MatchRange[]): string[] {
+  const bom = raw.charCodeAt(0) === 0xfeff ? 1 : 0; // the ranges index the text after the BOM
+  const parts: string[] = [];
+  let pos = 0;
+  for (const r of ranges) {
+    parts.push(raw.slice(pos, r.start + bom), r.replacement);
+    pos = r.end + bom;
+  }
+  parts.push(raw.slice(pos));
+  return parts;
+}
