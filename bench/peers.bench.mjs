@@ -10,6 +10,8 @@
 // in one temp dir that is removed at the end, also when the run fails or is interrupted (the MCP
 // server's child process is closed then too). Build first (npm run bench does): node bench/peers.bench.mjs
 // BENCH_ROUNDS=n scales the round counts; BENCH_ONLY=glob runs only the operations whose label has it.
+// Every ratio's target is <= 1.00 (ours no slower than the peer); the run ends with one line per row
+// and peer saying OK or MISSED, with the spread of the single rounds' ratios (quartiles) next to it.
 import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, createWriteStream, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -436,7 +438,7 @@ try {
     ]),
   );
   rows.push(
-    await measure('FilesystemBackend: grep a literal in the tree (the backend greps, both sides)', rounds(9), [
+    await measure('FilesystemBackend: grep a literal in the tree (the backend greps, both sides)', rounds(15), [
       {
         name: 'ours',
         run: () => callOurs('grep', { pattern: NEEDLE, path: 'tree' }, oursOnFs),
@@ -447,7 +449,7 @@ try {
     ]),
   );
   rows.push(
-    await measure('FilesystemBackend: glob **/*.d.ts', rounds(9), [
+    await measure('FilesystemBackend: glob **/*.d.ts', rounds(15), [
       {
         name: 'ours',
         run: () => callOurs('glob', { pattern: '**/*.d.ts', path: 'tree' }, oursOnFs),
@@ -462,7 +464,7 @@ try {
   );
   const firstMid = readFileSync(path.join(root, 'mid.log'), 'utf8').split('\n', 100);
   rows.push(
-    await measure('FilesystemBackend: first 100 lines of a 7.6 MB file', rounds(11), [
+    await measure('FilesystemBackend: first 100 lines of a 7.6 MB file', rounds(21), [
       {
         name: 'ours',
         run: () => callOurs('read', { filePath: 'mid.log', limit: 100 }, oursOnFs),
@@ -482,7 +484,7 @@ try {
   writeFileSync(path.join(root, 'deepagents.txt'), source.replace('target_line = 0;', 'target_line = 1000;'));
   await callOurs('read', { filePath: 'ours.txt', limit: 1 }, oursOnFs);
   rows.push(
-    await measure('FilesystemBackend: edit one line of a 10 MB file', rounds(7), [
+    await measure('FilesystemBackend: edit one line of a 10 MB file', rounds(15), [
       {
         name: 'ours',
         run: () =>
@@ -565,7 +567,7 @@ try {
   let oursN = 1;
   let daN = 1;
   rows.push(
-    await measure('StateBackend: read a file (one graph step)', rounds(15), [
+    await measure('StateBackend: read a file (one graph step)', rounds(31), [
       {
         name: 'ours',
         run: () => inGraph('ours', 'read', { filePath: 'state/f3.ts' }),
@@ -579,7 +581,7 @@ try {
     ]),
   );
   rows.push(
-    await measure('StateBackend: edit a line (one graph step)', rounds(15), [
+    await measure('StateBackend: edit a line (one graph step)', rounds(31), [
       {
         name: 'ours',
         run: () =>
@@ -603,7 +605,7 @@ try {
     ]),
   );
   rows.push(
-    await measure('StateBackend: grep a literal in 300 files (one graph step)', rounds(15), [
+    await measure('StateBackend: grep a literal in 300 files (one graph step)', rounds(31), [
       {
         name: 'ours',
         run: () => inGraph('ours', 'grep', { pattern: NEEDLE }),
@@ -617,7 +619,7 @@ try {
     ]),
   );
   rows.push(
-    await measure('StateBackend: glob **/*.ts in 300 files (one graph step)', rounds(15), [
+    await measure('StateBackend: glob **/*.ts in 300 files (one graph step)', rounds(31), [
       {
         name: 'ours',
         run: () => inGraph('ours', 'glob', { pattern: '**/*.ts' }),
@@ -634,6 +636,30 @@ try {
   // ------------------------------------------------------------------------------------------------
   // Report
   // ------------------------------------------------------------------------------------------------
+
+  // One verdict per row and peer: the ratio of the medians against TARGET, with the single rounds'
+  // ratios (ours and the peer back to back) as quartiles, so a reader sees how stable it is.
+  const TARGET = 1.0;
+  const quartiles = (xs) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return [0.25, 0.5, 0.75].map((q) => s[Math.min(s.length - 1, Math.floor(q * s.length))]);
+  };
+  console.log(`\ntargets: ratio = ours / peer <= ${TARGET.toFixed(2)} (median of ours / median of the peer)`);
+  let missed = 0;
+  for (const row of rows.filter(Boolean)) {
+    const o = row.sides.find((s) => s.name === 'ours');
+    for (const p of row.sides.filter((s) => s.name !== 'ours')) {
+      const ratio = o.ms / p.ms;
+      const [q1, q2, q3] = quartiles(o.times.map((t, r) => t / p.times[r]));
+      const ok = ratio <= TARGET;
+      if (!ok) missed++;
+      console.log(
+        `  ${ok ? 'OK    ' : 'MISSED'} ${ratio.toFixed(2)}  vs ${p.name.padEnd(10)} ${row.label}  ` +
+          `(rounds: median ${q2.toFixed(2)}, quartiles ${q1.toFixed(2)}-${q3.toFixed(2)}; CPU ${(o.cpuMs / p.cpuMs).toFixed(2)})`,
+      );
+    }
+  }
+  console.log(missed ? `${missed} ratio(s) above the target` : 'every ratio within the target');
 
   console.log(
     '\nratio = ours / peer: medians of the interleaved rounds (below 1 = ours is faster); in parentheses the lowest and\n' +
