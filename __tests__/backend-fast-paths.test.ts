@@ -96,6 +96,10 @@ describe('grep over a backend, literal pattern: the path is looked up only when 
       const none = await grep(backend, { pattern: 'three', path: 'd' });
       if (Backend === StoreBackend) expect(none.output).toMatch(/^No matches found/);
       else expect(none.output).toMatch(/refused grep of \/d: no such directory: \/d/);
+      // A literal is not compiled for the backend's grep, but still validated: a line break is refused.
+      expect((await grep(backend, { pattern: 'one\ntwo', path: 'd' })).output).toMatch(
+        /^Invalid regular expression "one\\ntwo": it contains a line break/,
+      );
       expect(await grep(backend, { pattern: 'two', path: 'nowhere' })).toEqual({
         ok: false,
         output: 'Path "nowhere" does not exist (resolved to /nowhere). Check the path, or use glob to find it.',

@@ -42,10 +42,8 @@ export const BackendGrepTool = Tool.define<typeof parameters, GrepMetadata>(
         'Search file contents with a regular expression (ripgrep when available); results grouped by file, newest first.',
       parameters,
       async execute(args, ctx) {
-        const compiled = compilePattern(args.pattern, !!args.caseInsensitive);
         const before = args.before ?? args.context ?? 0;
         const after = args.after ?? args.context ?? 0;
-        const include = args.include !== undefined ? new IncludeMatcher(args.include) : undefined;
         const target = backendPath(args.path ?? '.');
         const missing = () =>
           new Error(
@@ -56,6 +54,12 @@ export const BackendGrepTool = Tool.define<typeof parameters, GrepMetadata>(
           literal !== undefined && !args.caseInsensitive && before === 0 && after === 0
             ? 'backend-literal'
             : 'backend-regex';
+        // Validated always (a literal can only fail on a line break), compiled only for our own search.
+        const compiled =
+          engine === 'backend-regex' || /[\r\n]/.test(args.pattern)
+            ? compilePattern(args.pattern, !!args.caseInsensitive)
+            : undefined;
+        const include = args.include !== undefined ? new IncludeMatcher(args.include) : undefined;
         // The regex search needs to know a file from a directory; the backend's literal grep does
         // not, so there the path is looked up only when the grep found nothing or refused (to tell
         // a missing path from a search without matches): one lookup fewer on the common path.
@@ -88,7 +92,7 @@ export const BackendGrepTool = Tool.define<typeof parameters, GrepMetadata>(
                   ? [[target, entry!.file.text]]
                   : []
                 : await readTree(g, target, include, ctx.abort);
-            for (const [p, text] of files) collectFile(collector, p, text, compiled, before, after);
+            for (const [p, text] of files) collectFile(collector, p, text, compiled!, before, after);
           }
           throwIfAborted(ctx.abort, abortedMessage('grep'));
           const result = await render(collector, { display }, args.pattern, target, engine);
