@@ -1,8 +1,8 @@
 /**
  * bash over a backend: deepagents' LocalShellBackend runs the command through its `execute` (never
  * our local spawn); a backend without `execute` gets no bash (it refuses in a sentence, and says so as
- * `unavailable`); background jobs are not offered; host-only file tools (undo) are not offered on a
- * backend; the policy judges a backend's paths as the backend's.
+ * `unavailable`, nor bash_output / bash_kill: background jobs are in backend-jobs.test.ts); host-only
+ * file tools (undo) are not offered on a backend; the policy judges a backend's paths as the backend's.
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -66,20 +66,6 @@ describe('bash over LocalShellBackend (execute)', () => {
       /^The backend LocalShellBackend \(local-[0-9a-f]+\) did not finish the command within its time limit of 200 ms; it may still be running there/,
     );
   });
-
-  it('background is refused on a backend, and bash_output / bash_kill are not offered', async () => {
-    const backend = await LocalShellBackend.create({ rootDir: shellDir.dir, virtualMode: true });
-    const registry = registerBuiltinTools(createRegistry());
-    const u = await registry.execute(
-      'bash',
-      { command: 'sleep 1', description: 'bg', background: true },
-      { sessionID: 's' },
-      { backend },
-    );
-    expect(u.error).toMatch(/^background is not available on the backend LocalShellBackend/);
-    const tool = await registry.initialized('bash_output', { backend });
-    expect(tool.unavailable).toMatch(/^bash_output is not available: commands on the backend LocalShellBackend/);
-  });
 });
 
 describe('bash given a backend without execute never runs on the host', () => {
@@ -99,6 +85,14 @@ describe('bash given a backend without execute never runs on the host', () => {
     );
     await expect(readFile(marker)).rejects.toThrow();
     expect((await registry.initialized('bash', initCtx)).unavailable).toBe(u.error);
+    // No background jobs there either: bash_output and bash_kill say why.
+    expect((await registry.initialized('bash_output', initCtx)).unavailable).toBe(
+      'bash_output is not available: the backend StoreBackend cannot run commands (it has no execute method and id), so there are no background jobs to read.',
+    );
+    const kill = await registry.execute('bash_kill', { id: 'job-1' }, { sessionID: 's' }, initCtx);
+    expect(kill.error).toBe(
+      'bash_kill is not available: the backend StoreBackend cannot run commands (it has no execute method and id), so there are no background jobs to stop.',
+    );
   });
 });
 

@@ -40,11 +40,11 @@ export function jobScript(command: string, token: string): string {
     `d="\${TMPDIR:-/tmp}/toolbelt-job-${token}"`,
     `c=${shellQuote(command)}`,
     // The trap uses $! (set as soon as the command is forked), never a variable assigned after it.
-    `s() { trap '' TERM INT HUP; p=\${!-}; if [ -n "$p" ]; then kill -TERM -"$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null; (sleep 1; kill -KILL -"$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null) </dev/null >/dev/null 2>&1 & wait "$p"; fi; rm -f "$d"; exit 143; }`,
+    `s() { trap '' TERM INT HUP; p=\${!-}; if [ -n "$p" ]; then kill -TERM -"$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null; (sleep 1; kill -KILL -"$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null) </dev/null >/dev/null 2>&1 & wait "$p" 2>/dev/null; fi; rm -f "$d"; exit 143; }`,
     `trap s TERM INT HUP`,
     `if ! ln -s "$$" "$d" 2>/dev/null; then rm -f "$d"; echo '[toolbelt: the job was stopped before it started]'; exit 143; fi`,
     `if command -v setsid >/dev/null 2>&1; then setsid "\${BASH:-sh}" -c "$c" </dev/null & else "\${BASH:-sh}" -c "$c" </dev/null & fi`,
-    `wait "$!"; r=$?`,
+    `wait "$!" 2>/dev/null; r=$?`,
     `rm -f "$d"`,
     `exit "$r"`,
   ].join('\n');
