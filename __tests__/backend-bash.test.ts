@@ -134,3 +134,36 @@ describe("the policy judges a backend path as the backend's, never as a host pat
     expect(fine.success).toBe(true);
   });
 });
+
+describe('not offered means not offered: registry.tools() and the AI SDK leave out what cannot run', () => {
+  it('over a backend without execute: no bash, bash_output, bash_kill or undo; unavailable() says why', async () => {
+    const backend = new StoreBackend({ store: new InMemoryStore(), namespace: ['z'] });
+    const registry = registerBuiltinTools(createRegistry());
+    const initCtx = { backend };
+    const names = (await registry.tools({ initCtx })).map((t) => t.name);
+    const unavailable = await registry.unavailable(initCtx);
+    expect(unavailable.map((u) => u.id).sort()).toEqual(
+      ['bash', 'bash_kill', 'bash_output', 'task', 'undo_file', 'undo_turn'].sort(),
+    );
+    expect(unavailable.find((u) => u.id === 'bash')!.reason).toBe(
+      'bash is not available: the files live on the backend StoreBackend, which cannot run commands (it has no execute method and id), and a command run on this host would not see them. Use the file tools, or give the agent a sandbox backend.',
+    );
+    expect(names).toEqual(registry.ids().filter((id) => !unavailable.some((u) => u.id === id)));
+    // The permission filter still applies, and unavailable() takes it too.
+    expect((await registry.unavailable(initCtx, { enabledPermissions: ['read'] })).map((u) => u.id)).toEqual([]);
+    const { toAISDKTools } = await import('../src/ai-sdk.js');
+    const aiTools = Object.keys(await toAISDKTools(registry, { initCtx }));
+    expect(aiTools).toEqual(names);
+  });
+
+  it('over LocalShellBackend bash and its job tools are offered; task only once it has sub-agents', async () => {
+    const backend = await LocalShellBackend.create({ rootDir: shellDir.dir, virtualMode: true });
+    const registry = registerBuiltinTools(createRegistry());
+    const names = (await registry.tools({ initCtx: { backend } })).map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['bash', 'bash_output', 'bash_kill', 'read']));
+    expect(names).not.toContain('task');
+    expect((await registry.unavailable({ backend }, { ids: ['task'] }))[0].reason).toMatch(
+      /^The task tool has no sub-agents to run \(LLM_ASSIST_REQUIRED\)/,
+    );
+  });
+});
