@@ -69,13 +69,13 @@ function groupAlive(pgid: number): boolean {
   }
 }
 
-async function outputUntil(id: string, done: (m: JobMetadata) => boolean) {
-  let last = await call('bash_output', { id });
+async function outputUntil(id: string, done: (m: JobMetadata) => boolean, ctx: object = initCtx()) {
+  let last = await call('bash_output', { id }, ctx);
   const started = Date.now();
   while (!done(last.result.metadata as JobMetadata)) {
     if (Date.now() - started > 20_000) throw new Error(`job ${id} never reached the state: ${last.result.output}`);
     await new Promise((r) => setTimeout(r, 20));
-    last = await call('bash_output', { id });
+    last = await call('bash_output', { id }, ctx);
   }
   return last;
 }
@@ -191,6 +191,37 @@ describe('a background job on LocalShellBackend', () => {
     const ok = await call('bash', { command: 'true', description: 'x', background: true, timeout: 600_000 });
     expect(ok.error).toBeUndefined();
   });
+});
+
+describe('a backend where the job cannot leave its record (TMPDIR missing)', () => {
+  it(
+    'the job still runs and answers; bash_kill finds no record, stops waiting and says it may still be running',
+    async () => {
+      const bare = await LocalShellBackend.create({
+        rootDir: root.dir,
+        virtualMode: true,
+        env: { TMPDIR: path.join(tmp.dir, 'missing') },
+      });
+      const done = await start('echo ran', {}, { backend: bare });
+      const ended = await outputUntil(done, (m) => m.status !== 'running', { backend: bare });
+      expect(ended.result.metadata).toMatchObject({ status: 'exited', exitCode: 0 });
+      expect(ended.result.output).toMatch(/\nran$/);
+
+      const id = await start('echo $$ > job.pid; sleep 60', {}, { backend: bare });
+      const pgid = await readPid();
+      const killed = await call('bash_kill', { id }, { backend: bare });
+      try {
+        expect(killed.result.metadata).toMatchObject({ status: 'lost' });
+        expect(killed.result.output).toMatch(
+          /\n\[The backend LocalShellBackend \(local-[0-9a-f]+\) has no record of it to signal \(its shell may lack ln\/readlink, or run each command in a fresh machine\): the command may still be running on the backend, and its output will not be collected\. Check there, e\.g\. with ps through bash\.\]$/,
+        );
+        expect(groupAlive(pgid)).toBe(true);
+      } finally {
+        process.kill(-pgid, 'SIGKILL');
+      }
+    },
+    BACKEND_JOB_STOP_WAIT_MS * 3,
+  );
 });
 
 describe('broken backends', () => {

@@ -25,27 +25,37 @@ export const BACKEND_JOB_STOP_WAIT_MS = 5_000;
 /** What the stop script found: not started yet (it will not start), signalled, already gone, or no record. */
 type StopAnswer = 'early' | 'sent' | 'gone' | 'unknown';
 const STOP_MARK = 'toolbelt-stop:';
+/** What a job stopped before it started prints (its whole output). */
+const STOPPED_BEFORE_START = '[toolbelt: the job was stopped before it started]';
 
 /** Why a backend job was stopped. */
 type StopReason = 'kill' | 'timeout' | 'dispose';
 
+/** A shell function `l` printing where the symlink `$1` points (readlink, or `ls -ld` where there is none). */
+const READ_LINK = `l() { readlink "$1" 2>/dev/null || ls -ld "$1" 2>/dev/null | sed 's/.* -> //'; }`;
+
 /**
  * The script a job runs as: `$d` (a symlink to the wrapper's pid) is made first, atomically; a stop
- * that came first left `$d` pointing at `stop`, and the job then never starts. The command runs under
- * `setsid` (when the backend has it) so that its whole process group can be ended; on TERM/INT/HUP the
- * wrapper sends TERM to the group, KILL a second later, removes `$d` and exits 143.
+ * that came first left `$d` pointing at `stop`, and the job then never starts. Where `$d` cannot be
+ * made (no writable TMPDIR, no `ln`) the job runs without it, and a stop finds no record. The command
+ * runs under `setsid` (when the backend has it) so that its whole process group can be ended; on
+ * TERM/INT/HUP the wrapper sends TERM to the group, KILL a second later, removes `$d` and exits 143.
  */
 export function jobScript(command: string, token: string): string {
   return [
     `d="\${TMPDIR:-/tmp}/toolbelt-job-${token}"`,
     `c=${shellQuote(command)}`,
+    READ_LINK,
     // The trap uses $! (set as soon as the command is forked), never a variable assigned after it.
-    `s() { trap '' TERM INT HUP; p=\${!-}; if [ -n "$p" ]; then kill -TERM -"$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null; (sleep 1; kill -KILL -"$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null) </dev/null >/dev/null 2>&1 & wait "$p" 2>/dev/null; fi; rm -f "$d"; exit 143; }`,
+    `s() { trap '' TERM INT HUP; p=\${!-}; if [ -n "$p" ]; then kill -TERM -"$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null; (sleep 1; kill -KILL -"$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null) </dev/null >/dev/null 2>&1 & wait "$p" 2>/dev/null; fi; if [ -n "$d" ]; then rm -f "$d"; fi; exit 143; }`,
     `trap s TERM INT HUP`,
-    `if ! ln -s "$$" "$d" 2>/dev/null; then rm -f "$d"; echo '[toolbelt: the job was stopped before it started]'; exit 143; fi`,
+    `if ! ln -s "$$" "$d" 2>/dev/null; then`,
+    `  if [ "$(l "$d")" = stop ]; then rm -f "$d"; echo '${STOPPED_BEFORE_START}'; exit 143; fi`,
+    `  d=''`,
+    `fi`,
     `if command -v setsid >/dev/null 2>&1; then setsid "\${BASH:-sh}" -c "$c" </dev/null & else "\${BASH:-sh}" -c "$c" </dev/null & fi`,
     `wait "$!" 2>/dev/null; r=$?`,
-    `rm -f "$d"`,
+    `if [ -n "$d" ]; then rm -f "$d"; fi`,
     `exit "$r"`,
   ].join('\n');
 }
@@ -54,8 +64,9 @@ export function jobScript(command: string, token: string): string {
 export function stopScript(token: string): string {
   return [
     `d="\${TMPDIR:-/tmp}/toolbelt-job-${token}"`,
+    READ_LINK,
     `if ln -s stop "$d" 2>/dev/null; then echo ${STOP_MARK}early; exit 0; fi`,
-    `w=$(readlink "$d" 2>/dev/null || ls -ld "$d" 2>/dev/null | sed 's/.* -> //')`,
+    `w=$(l "$d")`,
     `case "$w" in ''|*[!0-9]*) echo ${STOP_MARK}unknown; exit 0;; esac`,
     `if kill -TERM "$w" 2>/dev/null; then echo ${STOP_MARK}sent; else echo ${STOP_MARK}gone; fi`,
   ].join('\n');
@@ -63,7 +74,11 @@ export function stopScript(token: string): string {
 
 /** Removes the `stop` claim a stop left for a job that had in fact already ended (it never looks again). */
 function unclaimScript(token: string): string {
-  return `d="\${TMPDIR:-/tmp}/toolbelt-job-${token}"; if [ "$(readlink "$d" 2>/dev/null)" = stop ]; then rm -f "$d"; fi`;
+  return [
+    `d="\${TMPDIR:-/tmp}/toolbelt-job-${token}"`,
+    READ_LINK,
+    `if [ "$(l "$d")" = stop ]; then rm -f "$d"; fi`,
+  ].join('\n');
 }
 
 /** One background job on a backend: the answer of one `execute`, and a way to stop it through another. */
