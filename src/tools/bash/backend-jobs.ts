@@ -28,8 +28,8 @@ const STOP_MARK = 'toolbelt-stop:';
 /** What a job stopped before it started prints (its whole output). */
 const STOPPED_BEFORE_START = '[toolbelt: the job was stopped before it started]';
 
-/** Why a backend job was stopped. */
-type StopReason = 'kill' | 'timeout' | 'dispose';
+/** Why a backend job was stopped: bash_kill or registry.dispose() (`kill`), or its time limit. */
+type StopReason = 'kill' | 'timeout';
 
 /** A shell function `l` printing where the symlink `$1` points (readlink, or `ls -ld` where there is none). */
 const READ_LINK = `l() { readlink "$1" 2>/dev/null || ls -ld "$1" 2>/dev/null | sed 's/.* -> //'; }`;
