@@ -12,7 +12,7 @@ import path from 'node:path';
 import { LocalShellBackend } from 'deepagents';
 import { createRegistry, registerBuiltinTools } from '../src/index.js';
 import { MAX_JOB_UNREAD_CHARS, MAX_RUNNING_JOBS, type JobMetadata } from '../src/tools/bash/jobs.js';
-import { BACKEND_JOB_STOP_WAIT_MS } from '../src/tools/bash/backend-jobs.js';
+import { BACKEND_JOB_DEFAULT_TIMEOUT_MS, BACKEND_JOB_STOP_WAIT_MS } from '../src/tools/bash/backend-jobs.js';
 import { tempDir, until } from './helpers.js';
 
 let root: { dir: string; cleanup: () => Promise<void> };
@@ -103,6 +103,33 @@ describe('a background job on LocalShellBackend', () => {
     expect((await call('bash_output', { id })).result.output).toMatch(/\n\(no new output\)$/);
   });
 
+  it('the wrapper runs any command text exactly as the foreground does: quotes, $, newlines, heredocs, an early exit', async () => {
+    const command = [
+      `printf '%s|' 'single '"'"'quoted'"'" "double \\"q\\" \\$HOME" \\$\\(not run\\)`,
+      'x=$(echo sub); echo "$x"; echo `echo tick`',
+      'cat <<EOF',
+      "here 'doc' $x",
+      'EOF',
+      "case a in a) echo ') paren';; esac",
+      'exit 7 # trailing comment',
+    ].join('\n');
+    const foreground = await call('bash', { command, description: 'fg' });
+    const id = await start(command);
+    const ended = await outputUntil(id, (m) => m.status !== 'running');
+    expect(ended.result.metadata).toMatchObject({ status: 'exited', exitCode: 7 });
+    const body = ended.result.output.slice(ended.result.output.indexOf('\n') + 1);
+    expect(body).toBe(foreground.result.output.replace(/\n\n\[exit code 7\]$/, ''));
+    expect(body).toContain(`single 'quoted'|double "q" $HOME|$(not|run)|`);
+    expect(body).toContain("here 'doc' sub");
+  });
+
+  it('workdir applies to a background job as to the foreground', async () => {
+    await call('write', { filePath: 'sub/f.txt', content: 'in sub\n' });
+    const id = await start('cat f.txt; pwd', { workdir: 'sub' });
+    const ended = await outputUntil(id, (m) => m.status !== 'running');
+    expect(ended.result.output).toMatch(new RegExp(`\\nin sub\\n${path.join(root.dir, 'sub')}$`));
+  });
+
   it('output past MAX_JOB_UNREAD_CHARS: the tail is shown, the dropped part named, the whole kept in the log file', async () => {
     const over = MAX_JOB_UNREAD_CHARS + 5;
     const id = await start(`head -c ${over} /dev/zero | tr '\\0' a; echo; echo end`);
@@ -183,6 +210,17 @@ describe('a background job on LocalShellBackend', () => {
     const pgid = await readPid();
     await registry.dispose();
     await until(() => !groupAlive(pgid), 'the group to end');
+  });
+
+  it('without a timeout a backend job gets BACKEND_JOB_DEFAULT_TIMEOUT_MS, and the start says so', async () => {
+    const u = await call('bash', { command: 'true', description: 'x', background: true });
+    expect(u.result.output).toMatch(
+      new RegExp(
+        `^Started background job job-[0-9a-f]{8} on the backend LocalShellBackend \\(local-[0-9a-f]+\\) in \\.: true\\n.* It is stopped if still running after ${BACKEND_JOB_DEFAULT_TIMEOUT_MS} ms\\.$`,
+      ),
+    );
+    const given = await call('bash', { command: 'true', description: 'x', background: true, timeout: 1234 });
+    expect(given.result.output).toMatch(/It is stopped if still running after 1234 ms\.$/);
   });
 
   it('a timeout past the bash maximum is refused before anything runs', async () => {
