@@ -167,3 +167,23 @@ describe('not offered means not offered: registry.tools() and the AI SDK leave o
     );
   });
 });
+
+describe('tool_search does not list a deferred tool that cannot run', () => {
+  it('a deferred bash over a backend without execute is neither offered nor named by tool_search', async () => {
+    const backend = new StoreBackend({ store: new InMemoryStore(), namespace: ['d'] });
+    const registry = registerBuiltinTools(createRegistry(), { defer: ['bash', 'webfetch'] });
+    const tools = await registry.tools({ initCtx: { backend } });
+    const search = tools.find((t) => t.name === 'tool_search')!;
+    expect(search.description).toContain('webfetch');
+    expect(search.description).not.toMatch(/\bbash\b/);
+    expect(tools.map((t) => t.name)).not.toContain('bash');
+    const found = await registry.execute(
+      'tool_search',
+      { query: 'bash' },
+      { sessionID: 's' },
+      { backend },
+      { toolSet: registry.toolSet({ ids: tools.map((t) => t.name) }) },
+    );
+    expect(found.result.output).toMatch(/^No tool available under this grant matches "bash" \(1 can be loaded\)/);
+  });
+});

@@ -441,11 +441,17 @@ export class ToolRegistryImpl {
     // unavailable ones leave it once initialised, before any call can ask.
     const chosen = new Set(selected);
     const toolSet: Tool.ToolSet = { has: (id) => chosen.has(id) && this.entries.has(id) };
-    const initialized = await Promise.all(selected.map((id) => this.initialized(id, initCtx, toolSet)));
-    const offered = initialized.filter((tool, i) => {
-      if (tool.unavailable) chosen.delete(selected[i]);
-      return !tool.unavailable;
-    });
+    // Tools that list the set (perToolSet: tool_search) are initialised last, once it has lost the unavailable ones.
+    const byId = new Map<string, Tool.Initialized>();
+    const listers = selected.filter((id) => this.entries.get(id)!.info.perToolSet === true);
+    for (const ids of [selected.filter((id) => !listers.includes(id)), listers]) {
+      const tools = await Promise.all(ids.map((id) => this.initialized(id, initCtx, toolSet)));
+      tools.forEach((tool, i) => {
+        byId.set(ids[i], tool);
+        if (tool.unavailable) chosen.delete(ids[i]);
+      });
+    }
+    const offered = selected.map((id) => byId.get(id)!).filter((tool) => !tool.unavailable);
     // One session per tool set unless createContext says otherwise: per-session state
     // (read-before-write, todos) is then scoped to the agent using these tools.
     const sessionID = `session-${randomUUID()}`;
