@@ -10,7 +10,7 @@ import { describe, it, expect, beforeEach, afterEach } from '@jest/globals';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { LocalShellBackend } from 'deepagents';
-import { createRegistry, registerBuiltinTools } from '../src/index.js';
+import { createRegistry, registerBuiltinTools, toDeepAgentsBackend } from '../src/index.js';
 import { MAX_JOB_UNREAD_CHARS, MAX_RUNNING_JOBS, type JobMetadata } from '../src/tools/bash/jobs.js';
 import { BACKEND_JOB_DEFAULT_TIMEOUT_MS, BACKEND_JOB_STOP_WAIT_MS } from '../src/tools/bash/backend-jobs.js';
 import { tempDir, until } from './helpers.js';
@@ -228,6 +228,27 @@ describe('a background job on LocalShellBackend', () => {
     expect(u.error).toMatch(/^timeout must be a whole number of milliseconds from 1 to 600000, got 600001/);
     const ok = await call('bash', { command: 'true', description: 'x', background: true, timeout: 600_000 });
     expect(ok.error).toBeUndefined();
+  });
+});
+
+describe('a background job over our own workspace backend (toDeepAgentsBackend: execute runs bash -c)', () => {
+  it('runs under bash, and bash_kill ends its process group', async () => {
+    const ours = await toDeepAgentsBackend({ workspaceRoot: root.dir });
+    try {
+      const ctx = { backend: ours };
+      const done = await start('echo "${BASH_VERSION:+bash}"; [[ 1 == 1 ]] && echo double-brackets', {}, ctx);
+      const ended = await outputUntil(done, (m) => m.status !== 'running', ctx);
+      expect(ended.result.metadata).toMatchObject({ status: 'exited', exitCode: 0 });
+      expect(ended.result.output).toMatch(/\nbash\ndouble-brackets$/);
+
+      const id = await start('echo $$ > job.pid; sleep 60', {}, ctx);
+      const pgid = await readPid();
+      const killed = await call('bash_kill', { id }, ctx);
+      expect(killed.result.metadata).toMatchObject({ status: 'killed' });
+      await until(() => !groupAlive(pgid), 'the group to end');
+    } finally {
+      await ours.close();
+    }
   });
 });
 
