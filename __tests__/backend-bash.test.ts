@@ -6,6 +6,7 @@
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { readFile, writeFile } from 'node:fs/promises';
+import fs from 'node:fs';
 import path from 'node:path';
 import { InMemoryStore } from '@langchain/langgraph';
 import { LocalShellBackend, StoreBackend } from 'deepagents';
@@ -57,7 +58,7 @@ describe('bash over LocalShellBackend (execute)', () => {
     const registry = registerBuiltinTools(createRegistry());
     const u = await registry.execute(
       'bash',
-      { command: 'sleep 5', description: 'wait', timeout: 200 },
+      { command: 'sleep 1; touch slept', description: 'wait', timeout: 200 },
       { sessionID: 's' },
       { backend },
     );
@@ -65,6 +66,10 @@ describe('bash over LocalShellBackend (execute)', () => {
     expect(u.error).toMatch(
       /^The backend LocalShellBackend \(local-[0-9a-f]+\) did not finish the command within its time limit of 200 ms; it may still be running there/,
     );
+    // It did go on there: wait for it to end, so the suite leaves no process behind.
+    const slept = path.join(shellDir.dir, 'slept');
+    for (let i = 0; i < 100 && !fs.existsSync(slept); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(fs.existsSync(slept)).toBe(true);
   });
 });
 
