@@ -1,8 +1,9 @@
 /**
  * edit over a backend: the local edit's matchers (exact, then the tolerant cascade), refusals,
- * sentences and diff, applied to the text `readRaw` answers; the stale check compares content
- * hashes; the result goes back through the backend's `edit` of the whole content read (a
- * compare-and-swap), so a change made meanwhile leaves the file as it was.
+ * sentences and diff, applied to the text `readRaw` answers; the stale check compares it with the
+ * content the session saw (common.ts); the result goes back through the backend's own `edit` (of
+ * the matched text for one exact match, else of the whole content read: a compare-and-swap), so a
+ * change made meanwhile is never overwritten.
  * Must not touch the local disk.
  */
 import type { z } from 'zod';

@@ -1,7 +1,7 @@
 /**
  * glob over a backend: the backend's `glob` answers the files; ours orders them newest first (by the
- * `modified_at` a backend reports, then by path), keeps MAX_GLOB_RESULTS and saves the full list,
- * with the local glob's sentences.
+ * `modified_at` a backend reports, then by path: `newestFirst`), keeps MAX_GLOB_RESULTS and saves
+ * the full list, with the local glob's sentences.
  * Must not touch the local disk (the full list goes to the tenant's output store, as locally).
  */
 import posix from 'node:path/posix';

@@ -1,7 +1,7 @@
 /**
  * read over a backend: the same arguments, numbering, line and byte caps, footers and error
- * sentences as the local read, on the whole file the backend's `readRaw` answers; records the
- * content's hash for the stale-write checks of write and edit.
+ * sentences as the local read, on the file the backend's `readRaw` answers (scanned only up to the
+ * window's end); records what was read for the stale-write checks of write and edit (common.ts).
  * Must not read the local disk.
  */
 import posix from 'node:path/posix';
