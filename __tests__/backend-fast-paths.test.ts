@@ -5,7 +5,9 @@
  * invalid and pre-1970 times); a literal grep looks its path up only when the backend found
  * nothing or refused, and still says a missing path is missing; after an edit, the content
  * remembered for the stale check (pieces of the text read around the replacements) is exactly what
- * the backend holds, so the next edit passes, and a change made meanwhile is still refused.
+ * the backend holds, so the next edit passes, and a change made meanwhile is still refused; one
+ * exact match goes to the backend's edit with the text around it, and when that text changed
+ * meanwhile, the bare match is sent as before.
  * Must not test the sentences every backend shares (backend-conformance.test.ts does).
  */
 import { describe, it, expect } from '@jest/globals';
@@ -162,4 +164,55 @@ describe('edit over a backend remembers the edited text as pieces, exactly what 
       );
     });
   }
+});
+
+describe('edit over a backend sends one exact match with the text around it', () => {
+  const now = new Date(0).toISOString();
+  const lines = Array.from({ length: 40 }, (_, i) => `line ${i} ${'x'.repeat(20)}`);
+  lines[20] = 'target = 1;';
+  const content = `${lines.join('\n')}\n`;
+
+  /** A StoreBackend recording each edit's oldString; `meanwhile` runs before the first one. */
+  class WatchedStoreBackend extends StoreBackend {
+    edits: string[] = [];
+    meanwhile?: () => Promise<void>;
+    override async edit(filePath: string, oldString: string, newString: string, replaceAll?: boolean) {
+      this.edits.push(oldString);
+      const before = this.meanwhile;
+      this.meanwhile = undefined;
+      await before?.();
+      return super.edit(filePath, oldString, newString, replaceAll);
+    }
+  }
+  async function setup() {
+    const store = new InMemoryStore();
+    const put = (text: string) =>
+      store.put(['w'], '/f.txt', { content: text, mimeType: 'text/plain', created_at: now, modified_at: now });
+    await put(content);
+    const backend = new WatchedStoreBackend({ store, namespace: ['w'] });
+    const registry = registerBuiltinTools(createRegistry({ loopGuard: false }));
+    const call = async (tool: string, args: Record<string, unknown>) =>
+      (await registry.execute(tool, { filePath: 'f.txt', ...args }, { sessionID: 's' }, { backend })).result.output;
+    const held = async () => ((await store.get(['w'], '/f.txt'))!.value as { content: string }).content;
+    await call('read', {});
+    return { backend, put, call, held };
+  }
+
+  it('the match goes with up to 256 characters on each side, and the result is the plain replacement', async () => {
+    const { backend, call, held } = await setup();
+    expect(await call('edit', { oldString: 'target = 1;', newString: 'target = 2;' })).toMatch(/^Edited f\.txt/);
+    expect(backend.edits).toHaveLength(1);
+    expect(backend.edits[0]).toContain('target = 1;');
+    expect(backend.edits[0].length).toBe('target = 1;'.length + 2 * 256);
+    expect(await held()).toBe(content.replace('target = 1;', 'target = 2;'));
+  });
+
+  it('when the text around the match changed meanwhile, the bare match is sent: the change and the edit both stay', async () => {
+    const { backend, put, call, held } = await setup();
+    const changed = content.replace('line 19', 'LINE 19');
+    backend.meanwhile = () => put(changed);
+    expect(await call('edit', { oldString: 'target = 1;', newString: 'target = 2;' })).toMatch(/^Edited f\.txt/);
+    expect(backend.edits).toEqual([expect.stringContaining('line 19'), 'target = 1;']);
+    expect(await held()).toBe(changed.replace('target = 1;', 'target = 2;'));
+  });
 });

@@ -17,7 +17,7 @@ import {
   backendOf,
   assertSeenFresh,
   backendPath,
-  editOrExplain,
+  editExactMatch,
   entryAt,
   recordSeen,
   recordSeenParts,
@@ -97,9 +97,10 @@ export const BackendEditTool = Tool.define(
         } = planTextEdit(shown, raw, args);
         if (ctx.abort.aborted) throw new Error('edit was aborted; the file is unchanged.');
         if (matcher === 'exact' && ranges.length === 1 && !crlf && oldString !== '') {
-          // One exact match: the backend's own edit of just that text is enough, and cheaper than
-          // sending the whole file; it refuses when the text is no longer there exactly once.
-          await editOrExplain(g, p, oldString, newString, ctx.abort);
+          // One exact match: the backend's own edit of that text (with some around it) is enough, and
+          // cheaper than sending the whole file; it refuses when the text is no longer there exactly once.
+          const bom = raw.charCodeAt(0) === 0xfeff ? 1 : 0; // the ranges index the text after the BOM
+          await editExactMatch(g, p, raw, ranges[0].start + bom, ranges[0].end + bom, newString, ctx.abort);
         } else {
           await replaceContent(g, p, raw, final, ctx.abort);
         }
