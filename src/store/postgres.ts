@@ -28,7 +28,7 @@ export interface OpenedStore extends ToolStore {
     namespace: string[],
     key: string,
     field: string,
-    expected: string,
+    expected: string | null,
     value: Record<string, unknown>,
   ): Promise<boolean>;
   /** Ends the store's connections. */
@@ -111,10 +111,18 @@ export async function openStore(url: string, options: { schema?: string } = {}):
     async claim(ns, key, field, expected, value) {
       if (!pool)
         throw new Error('this PostgresStore version keeps its connection pool private, so claims cannot be made');
-      const res = await pool.query(
-        `UPDATE ${table} SET value = $3::jsonb, updated_at = CURRENT_TIMESTAMP WHERE namespace_path = $1 AND key = $2 AND value->>$4 = $5`,
-        [ns.join(':'), key, JSON.stringify(value), field, expected],
-      );
+      // One statement, so one round trip and one commit: a conditional UPDATE, or for a record that
+      // must not exist yet an INSERT that a concurrent creator's row makes a no-op.
+      const res =
+        expected === null
+          ? await pool.query(
+              `INSERT INTO ${table} (namespace_path, key, value) VALUES ($1, $2, $3::jsonb) ON CONFLICT (namespace_path, key) DO NOTHING`,
+              [ns.join(':'), key, JSON.stringify(value)],
+            )
+          : await pool.query(
+              `UPDATE ${table} SET value = $3::jsonb, updated_at = CURRENT_TIMESTAMP WHERE namespace_path = $1 AND key = $2 AND COALESCE(value->>$4, '') = $5`,
+              [ns.join(':'), key, JSON.stringify(value), field, expected],
+            );
       return res.rowCount === 1;
     },
     close: () => engine.stop(),

@@ -5,6 +5,7 @@
  * else an in-process lock), and failures turned into one sentence without secrets.
  * Must not know any tool's record shape (each tool validates its own values).
  */
+import { randomUUID } from 'node:crypto';
 import type { Tenant } from '../tenant.js';
 import { kindNamespace, resolveNamespace, STATE_KINDS, type StateKind } from './namespace.js';
 import type { NamespaceContext, StoreItem, ToolStore } from './types.js';
@@ -14,6 +15,18 @@ import { redactSecrets } from './url.js';
 export const STORE_PAGE_SIZE = 500;
 /** Most records of one kind a tool reads in one call (memory notes, pending calls). */
 export const MAX_STORE_SCAN_RECORDS = 20_000;
+
+/** Reads and compare-and-set writes one `StoreScope.update` makes before it gives up (overtaken each time). */
+export const STORE_UPDATE_ATTEMPTS = 10;
+/** Most wait between two such attempts, times the attempt's number (ms; the wait is random below it). */
+export const STORE_UPDATE_BACKOFF_MS = 5;
+/** The field of a versioned record holding its revision (a random token, new on every write). */
+export const REVISION_FIELD = 'rev';
+
+/** A fresh revision token for a versioned record. */
+export function newRevision(): string {
+  return randomUUID();
+}
 
 /** The key of `ctx.extra` the LangChain adapter puts the run's store (`config.store`) under. */
 export const RUN_STORE_KEY = 'langgraphStore';
@@ -123,26 +136,60 @@ export class StoreScope {
   }
 
   /**
-   * Sets `value` under `key` only if the record's `field` is `expected` now; true when this call
-   * did. Atomic across processes when the engine has `claim`; otherwise within this process.
+   * Sets `value` under `key` only if the record's `field` is `expected` now (a missing field counts
+   * as `''`), or with `expected` null only if there is no record yet; true when this call did.
+   * Atomic across processes when the engine has `claim`; otherwise within this process.
    */
   async claim(
     kind: StateKind,
     key: string,
     field: string,
-    expected: string,
+    expected: string | null,
     value: Record<string, unknown>,
   ): Promise<boolean> {
+    assertKey(key);
     const ns = this.ns(kind);
     const store = this.store;
     if (typeof store.claim === 'function') {
       return this.run(`updating ${kind} record "${key}"`, () => store.claim!(ns, key, field, expected, value));
     }
-    return withLocalLock(store, `${ns.join('/')}\n${key}`, async () => {
+    return withLocalLock(store, `claim\n${ns.join('/')}\n${key}`, async () => {
       const item = await this.run(`reading ${kind} record "${key}"`, () => store.get(ns, key));
-      if (!item || item.value?.[field] !== expected) return false;
+      if (expected === null ? item : !item || (item.value?.[field] ?? '') !== expected) return false;
       await this.run(`updating ${kind} record "${key}"`, () => store.put(ns, key, value));
       return true;
+    });
+  }
+
+  /**
+   * A versioned read-modify-write of the record `key`: reads it (checked by `parse`), asks `next`
+   * for the new value, and writes that with a fresh `REVISION_FIELD` only if the record's revision
+   * is still the one read (a compare-and-set through `claim`; a first record is created only if
+   * none appeared meanwhile). Overtaken by another writer, it reads again, at most
+   * `STORE_UPDATE_ATTEMPTS` times in all, and then gives up: returns undefined, having written
+   * nothing. Calls in this process on one record queue (so they do not overtake each other);
+   * other processes are what the compare-and-set guards against.
+   */
+  update<T, R extends Record<string, unknown>>(
+    kind: StateKind,
+    key: string,
+    parse: (value: Record<string, unknown>) => T | undefined,
+    next: (current: T | undefined) => R,
+  ): Promise<R | undefined> {
+    assertKey(key);
+    return withLocalLock(this.store, `update\n${this.ns(kind).join('/')}\n${key}`, async () => {
+      for (let attempt = 1; attempt <= STORE_UPDATE_ATTEMPTS; attempt++) {
+        const item = await this.run(`reading ${kind} record "${key}"`, () => this.store.get(this.ns(kind), key));
+        const current = item ? this.parsed(kind, item, parse) : undefined;
+        const seen = item ? item.value[REVISION_FIELD] : null;
+        const value = { ...next(current), [REVISION_FIELD]: newRevision() };
+        if (await this.claim(kind, key, REVISION_FIELD, typeof seen === 'string' ? seen : item ? '' : null, value))
+          return value;
+        // Overtaken: wait a little (random, growing), so two processes do not meet again at once.
+        if (attempt < STORE_UPDATE_ATTEMPTS)
+          await new Promise((r) => setTimeout(r, Math.random() * STORE_UPDATE_BACKOFF_MS * attempt));
+      }
+      return undefined;
     });
   }
 
