@@ -61,6 +61,7 @@ for (const api of ['openai-chat', 'anthropic'] as const) {
     expect(record?.value).toEqual({
       v: 1,
       todos: [{ id: '1', content: 'Write the report', status: 'in_progress', priority: 'medium' }],
+      rev: expect.any(String),
     });
     let seen: string[] = [];
     await runAgent(
@@ -82,6 +83,55 @@ for (const api of ['openai-chat', 'anthropic'] as const) {
     );
     expect(seen[0]).toContain('[~] Write the report (id 1, medium, in progress)');
     expect(seen[1]).toBe('- likes short answers\n');
+  });
+
+  it(`${api}: todowrite with merge updates one item by id and appends another, the rest kept`, async () => {
+    const store = new InMemoryStore();
+    let seen: string[] = [];
+    await runAgent(
+      api,
+      store,
+      [
+        {
+          calls: [
+            {
+              name: 'todowrite',
+              args: {
+                todos: [
+                  { id: '1', content: 'Draft', status: 'in_progress' },
+                  { id: '2', content: 'Review', status: 'pending', priority: 'high' },
+                ],
+              },
+            },
+          ],
+        },
+        {
+          calls: [
+            {
+              name: 'todowrite',
+              args: {
+                todos: [
+                  { id: '1', status: 'completed' },
+                  { id: '3', content: 'Ship', status: 'pending' },
+                ],
+                merge: true,
+              },
+            },
+          ],
+        },
+        (req) => {
+          seen = toolResults(req).map((r) => r.content);
+          return { text: 'done' };
+        },
+      ],
+      'chat-m',
+    );
+    expect(seen.at(-1)!.split('\n')).toEqual([
+      '2 open todos (0 in progress, 2 pending), 1 completed, 0 cancelled',
+      '[x] Draft (id 1, medium)',
+      '[ ] Review (id 2, high)',
+      '[ ] Ship (id 3, medium)',
+    ]);
   });
 
   it(`${api}: a malformed record reaches the model as a sentence naming its key`, async () => {

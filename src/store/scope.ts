@@ -221,6 +221,7 @@ export function storeScope(tenant: Tenant, ctx: ScopeContext | undefined): Store
   const runStore = ctx?.extra?.[RUN_STORE_KEY];
   const store = isToolStore(runStore) ? runStore : binding?.store;
   if (!store) return undefined;
+  guardEngineErrors(store);
   // A fixed namespace resolves the same way for every call: one scope per tenant and store.
   const fixed = typeof binding?.namespace !== 'function';
   let cached = fixed ? fixedScopes.get(tenant) : undefined;
@@ -244,6 +245,29 @@ export function storeScope(tenant: Tenant, ctx: ScopeContext | undefined): Store
 }
 
 const fixedScopes = new WeakMap<Tenant, WeakMap<ToolStore, StoreScope>>();
+
+const guarded = new WeakSet<object>();
+const ignore = () => undefined;
+type Emitter = { on(event: string, listener: (arg: unknown) => void): unknown };
+
+/**
+ * Keeps a LangGraph `PostgresStore` handed to us as it is (not from `openStore`, which does this
+ * itself) from ending the process when PostgreSQL restarts: its pool (`core.pool`, a pg Pool)
+ * reports a connection the server dropped while idle as an 'error' event, and a connection
+ * dropped while checked out reports one on itself; with no listener either ends the process.
+ * Listens to both, once per store; the next query reconnects or fails with its own sentence.
+ * Anything else (no `core.pool` with `on`) is left alone.
+ */
+export function guardEngineErrors(store: object): void {
+  if (guarded.has(store)) return;
+  guarded.add(store);
+  const pool = (store as { core?: { pool?: unknown } }).core?.pool as Emitter | undefined;
+  if (!pool || typeof pool.on !== 'function') return;
+  pool.on('error', ignore);
+  pool.on('connect', (client) => {
+    if (client && typeof (client as Emitter).on === 'function') (client as Emitter).on('error', ignore);
+  });
+}
 
 /** Whether `value` has the four methods of the store interface. */
 export function isToolStore(value: unknown): value is ToolStore {
