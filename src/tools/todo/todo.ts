@@ -127,13 +127,14 @@ function listsFor(initCtx: Tool.InitContext, local: TodoStore, ctx: Tool.Context
   const scope = storeScope(tenantOf(initCtx), ctx);
   if (!scope) return localLists(local);
   return {
-    get: async (sessionID) => (await scope.get('todo', sessionID, parseTodoRecord)) ?? [],
+    // No async wrapper: todoread's whole cost is about this read.
+    get: (sessionID) => scope.get('todo', sessionID, parseTodoRecord).then(orEmpty),
     // Replacing does not depend on the list before, so it is one put (one statement, one commit)
     // with a fresh revision: a merge that read the list before fails its compare-and-set and reads again.
-    set: async (sessionID, todos) => {
-      await scope.put('todo', sessionID, { v: TODO_RECORD_VERSION, todos, [REVISION_FIELD]: newRevision() });
-      return todos;
-    },
+    set: (sessionID, todos) =>
+      scope
+        .put('todo', sessionID, { v: TODO_RECORD_VERSION, todos, [REVISION_FIELD]: newRevision() })
+        .then(() => todos),
     update: async (sessionID, change) => {
       const written = await scope.update('todo', sessionID, parseTodoRecord, (current) => ({
         v: TODO_RECORD_VERSION,
@@ -149,6 +150,8 @@ function listsFor(initCtx: Tool.InitContext, local: TodoStore, ctx: Tool.Context
     },
   };
 }
+
+const orEmpty = (todos: TodoItem[] | undefined): TodoItem[] => todos ?? [];
 
 /** The registry's own lists: synchronous, so a merge's read and write have nothing in between. */
 function localLists(local: TodoStore): TodoLists {
