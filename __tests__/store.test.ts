@@ -617,33 +617,44 @@ describe('namespaces', () => {
     expect([...lines].sort()).toEqual([...landed].sort());
   }, 60_000);
 
-  it("a bare LangGraph PostgresStore given to createRegistry: the server's restart does not end the process", async () => {
-    await ensureDist();
-    const child = spawn(process.execPath, [path.join(ROOT, '__tests__', 'fixtures', 'bare-pgstore.mjs'), pg!.url], {
-      cwd: ws.dir,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-    try {
-      expect(JSON.parse((await lines.next()).value as string)).toEqual({ ready: true });
-      // A fast shutdown ends the child's idle connection: its pool reports the error as an event.
-      await pg!.pause();
-      await new Promise((r) => setTimeout(r, 200));
-      await pg!.start();
-      child.stdin.write('read\n');
-      const read = JSON.parse((await lines.next()).value as string);
-      expect(read).toEqual({ success: true, output: expect.stringContaining('[ ] survive a restart') });
-      child.stdin.end();
-      expect(await exited).toBe(0);
-      expect(stderr).toBe('');
-    } finally {
-      child.kill('SIGKILL');
-    }
-  }, 60_000);
+  it.each([
+    ['given to createRegistry', 'registry'],
+    ["as a graph run's store (LangGraph's AsyncBatchedStore around it)", 'run'],
+  ])(
+    "a bare LangGraph PostgresStore %s: the server's restart does not end the process",
+    async (_how, mode) => {
+      await ensureDist();
+      const child = spawn(
+        process.execPath,
+        [path.join(ROOT, '__tests__', 'fixtures', 'bare-pgstore.mjs'), pg!.url, mode],
+        {
+          cwd: ws.dir,
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+          stdio: ['pipe', 'pipe', 'pipe'],
+        },
+      );
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      try {
+        expect(JSON.parse((await lines.next()).value as string)).toEqual({ ready: true });
+        // A fast shutdown ends the child's idle connection: its pool reports the error as an event.
+        await pg!.pause();
+        await new Promise((r) => setTimeout(r, 200));
+        await pg!.start();
+        child.stdin.write('read\n');
+        const read = JSON.parse((await lines.next()).value as string);
+        expect(read).toEqual({ success: true, output: expect.stringContaining('[ ] survive a restart') });
+        child.stdin.end();
+        expect(await exited).toBe(0);
+        expect(stderr).toBe('');
+      } finally {
+        child.kill('SIGKILL');
+      }
+    },
+    60_000,
+  );
 
   it('openStore names the URL without its password when the server is unreachable', async () => {
     const url = pg!.url.replace(`:${pg!.port}/`, ':1/');

@@ -268,12 +268,16 @@ type Emitter = { on(event: string, listener: (arg: unknown) => void): unknown };
  * itself) from ending the process when PostgreSQL restarts: its pool (`core.pool`, a pg Pool)
  * reports a connection the server dropped while idle as an 'error' event, and a connection
  * dropped while checked out reports one on itself; with no listener either ends the process.
- * Listens to both, once per store; the next query reconnects or fails with its own sentence.
- * Anything else (no `core.pool` with `on`) is left alone.
+ * Listens to both, once per store (and the store a LangGraph AsyncBatchedStore wraps); the next
+ * query reconnects or fails with its own sentence. Anything else (no `core.pool` with `on`) is
+ * left alone.
  */
 export function guardEngineErrors(store: object): void {
   if (guarded.has(store)) return;
   guarded.add(store);
+  // A graph run hands tools LangGraph's AsyncBatchedStore, which wraps the graph's store as `store`.
+  const inner = (store as { store?: unknown }).store;
+  if (inner && typeof inner === 'object') guardEngineErrors(inner);
   const pool = (store as { core?: { pool?: unknown } }).core?.pool as Emitter | undefined;
   if (!pool || typeof pool.on !== 'function') return;
   pool.on('error', ignore);
