@@ -338,6 +338,15 @@ describe.each(ENGINES)('%s', (_name, engine) => {
     expect(after).not.toBe(before);
   });
 
+  it('what todowrite returns is a copy: changing it does not change the stored list', async () => {
+    const r = registry(engine(), [fresh('copies')]);
+    for (const merge of [false, true]) {
+      const res = await call(r, 'todowrite', { todos: [{ id: '1', content: 'keep me', status: 'pending' }], merge });
+      (res.result.metadata.todos as Array<{ content: string }>)[0].content = 'changed by the caller';
+      expect((await call(r, 'todoread', {})).result.output).toContain('[ ] keep me (');
+    }
+  });
+
   it('StoreScope.all keeps exactly its namespace: not alice2 for alice, not a deeper namespace', async () => {
     const store = engine();
     const tag = fresh('exact');

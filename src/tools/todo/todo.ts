@@ -131,10 +131,11 @@ function listsFor(initCtx: Tool.InitContext, local: TodoStore, ctx: Tool.Context
     get: (sessionID) => scope.get('todo', sessionID, parseTodoRecord).then(orEmpty),
     // Replacing does not depend on the list before, so it is one put (one statement, one commit)
     // with a fresh revision: a merge that read the list before fails its compare-and-set and reads again.
+    // The engine may keep the very objects it was given (InMemoryStore does): the caller gets copies.
     set: (sessionID, todos) =>
       scope
         .put('todo', sessionID, { v: TODO_RECORD_VERSION, todos, [REVISION_FIELD]: newRevision() })
-        .then(() => todos),
+        .then(() => copyTodos(todos)),
     update: async (sessionID, change) => {
       const written = await scope.update('todo', sessionID, parseTodoRecord, (current) => ({
         v: TODO_RECORD_VERSION,
@@ -146,12 +147,13 @@ function listsFor(initCtx: Tool.InitContext, local: TodoStore, ctx: Tool.Context
             'Read it with todoread and send the change again.',
         );
       }
-      return written.todos;
+      return copyTodos(written.todos);
     },
   };
 }
 
 const orEmpty = (todos: TodoItem[] | undefined): TodoItem[] => todos ?? [];
+const copyTodos = (todos: TodoItem[]): TodoItem[] => todos.map((t) => ({ ...t }));
 
 /** The registry's own lists: synchronous, so a merge's read and write have nothing in between. */
 function localLists(local: TodoStore): TodoLists {
