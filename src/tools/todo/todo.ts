@@ -98,7 +98,7 @@ export const TodoReadTool = Tool.define<typeof readParameters, TodoMetadata>(
       parameters: readParameters,
       annotations: { readOnlyHint: true, openWorldHint: false },
       async execute(_args, ctx) {
-        return render(await listsFor(initCtx, store, ctx).get(sessionOf(ctx)));
+        return render((await listsFor(initCtx, store, ctx).get(sessionOf(ctx))) ?? []);
       },
     };
   },
@@ -112,7 +112,8 @@ function storeFor(initCtx: Tool.InitContext): TodoStore {
 
 /** Where one call's lists are: an explicit `todoStore`, else the store of the run or registry, else the tenant's. */
 interface TodoLists {
-  get(sessionID: string): TodoItem[] | Promise<TodoItem[]>;
+  /** The session's list (undefined or empty when it has none). */
+  get(sessionID: string): TodoItem[] | Promise<TodoItem[] | undefined>;
   /** Replaces the list; returns what was written. */
   set(sessionID: string, todos: TodoItem[]): Promise<TodoItem[]>;
   /** Applies `change` to the current list atomically (no other write lands in between); returns what was written. */
@@ -127,8 +128,8 @@ function listsFor(initCtx: Tool.InitContext, local: TodoStore, ctx: Tool.Context
   const scope = storeScope(tenantOf(initCtx), ctx);
   if (!scope) return localLists(local);
   return {
-    // No async wrapper: todoread's whole cost is about this read.
-    get: (sessionID) => scope.get('todo', sessionID, parseTodoRecord).then(orEmpty),
+    // No async wrapper, no extra step: todoread's whole cost is about this read.
+    get: (sessionID) => scope.get('todo', sessionID, parseTodoRecord),
     // Replacing does not depend on the list before, so it is one put (one statement, one commit)
     // with a fresh revision: a merge that read the list before fails its compare-and-set and reads again.
     // The engine may keep the very objects it was given (InMemoryStore does): the caller gets copies.
@@ -152,7 +153,6 @@ function listsFor(initCtx: Tool.InitContext, local: TodoStore, ctx: Tool.Context
   };
 }
 
-const orEmpty = (todos: TodoItem[] | undefined): TodoItem[] => todos ?? [];
 const copyTodos = (todos: TodoItem[]): TodoItem[] => todos.map((t) => ({ ...t }));
 
 /** The registry's own lists: synchronous, so a merge's read and write have nothing in between. */
