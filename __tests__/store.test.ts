@@ -10,7 +10,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import fc from 'fast-check';
 import { z } from 'zod';
-import { InMemoryStore } from '@langchain/langgraph';
+import { InMemoryStore, StateGraph, Annotation, START, END, type BaseStore } from '@langchain/langgraph';
 import {
   Tool,
   createRegistry,
@@ -391,6 +391,36 @@ describe.each(ENGINES)('%s', (_name, engine) => {
   });
 });
 
+describe('graph runs on one InMemoryStore', () => {
+  it('two runs at once merging into one list lose nothing (each run wraps the store anew)', async () => {
+    const store = new InMemoryStore();
+    const base = [fresh('runs')];
+    const r = registry(undefined, base);
+    const tools = await r.tools({ initCtx: initCtx(), createContext: () => ({ sessionID: 'g' }) });
+    const todowrite = tools.find((t) => t.name === 'todowrite')!;
+    const State = Annotation.Root({ tag: Annotation<string> });
+    const graph = new StateGraph(State)
+      .addNode('write', async (state, config) => {
+        await Promise.all(
+          Array.from({ length: 15 }, (_, i) =>
+            todowrite.invoke(
+              { todos: [{ id: `${state.tag}${i}`, content: `${state.tag} ${i}`, status: 'pending' }], merge: true },
+              config,
+            ),
+          ),
+        );
+        return {};
+      })
+      .addEdge(START, 'write')
+      .addEdge('write', END)
+      .compile({ store });
+    await Promise.all([graph.invoke({ tag: 'a' }), graph.invoke({ tag: 'b' })]);
+    const read = await call(registry(store, base), 'todoread', {}, 'g');
+    const ids = (read.result.metadata.todos as Array<{ id: string }>).map((t) => t.id).sort();
+    expect(ids).toEqual(['a', 'b'].flatMap((t) => Array.from({ length: 15 }, (_, i) => `${t}${i}`)).sort());
+  });
+});
+
 describe('limits', () => {
   const noteRecord = (i: number) => ({ v: 1, note: 'big.md', op: 'append', entry: `- ${i}` });
 
@@ -561,6 +591,41 @@ describe('namespaces', () => {
       }
     }
   }, 30_000);
+
+  it("graphs compiled with openStore's engine (two pools, as two processes) merge into one list atomically", async () => {
+    // A graph run hands tools LangGraph's AsyncBatchedStore around the engine, which has no claim
+    // of its own: the claim openStore made for that engine must still be the one used.
+    const other = await openStore(pg!.url);
+    const base = [fresh('graphs')];
+    const r = registry(undefined, base);
+    const tools = await r.tools({ initCtx: initCtx(), createContext: () => ({ sessionID: 'g' }) });
+    const todowrite = tools.find((t) => t.name === 'todowrite')!;
+    const State = Annotation.Root({ tag: Annotation<string> });
+    const graph = (engine: unknown) =>
+      new StateGraph(State)
+        .addNode('write', async (state, config) => {
+          await Promise.all(
+            Array.from({ length: 15 }, (_, i) =>
+              todowrite.invoke(
+                { todos: [{ id: `${state.tag}${i}`, content: `${state.tag} ${i}`, status: 'pending' }], merge: true },
+                config,
+              ),
+            ),
+          );
+          return {};
+        })
+        .addEdge(START, 'write')
+        .addEdge('write', END)
+        .compile({ store: engine as BaseStore });
+    try {
+      await Promise.all([graph(pgStore!.engine).invoke({ tag: 'a' }), graph(other.engine).invoke({ tag: 'b' })]);
+      const read = await call(registry(pgStore, base), 'todoread', {}, 'g');
+      const ids = (read.result.metadata.todos as Array<{ id: string }>).map((t) => t.id).sort();
+      expect(ids).toEqual(['a', 'b'].flatMap((t) => Array.from({ length: 15 }, (_, i) => `${t}${i}`)).sort());
+    } finally {
+      await other.close();
+    }
+  }, 60_000);
 
   it('two creators of one list at once: one creates it, the other merges into it', async () => {
     // A second connection pool, as another process has: no in-process lock is shared between the two.

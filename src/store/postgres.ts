@@ -6,6 +6,7 @@
  * Must not be imported by the root at load time: `@langchain/langgraph-checkpoint-postgres` and
  * `pg` load on first use.
  */
+import { registerEngineClaim } from './scope.js';
 import type { StoreItem, StoreSearchOptions, ToolStore } from './types.js';
 import { redactSecrets, redactUrl } from './url.js';
 
@@ -101,7 +102,7 @@ export async function openStore(url: string, options: { schema?: string } = {}):
   });
   await setupWithRetry(engine, url, label);
   const table = `"${schema.replace(/"/g, '""')}".store`;
-  return {
+  const opened: OpenedStore = {
     engine,
     label,
     get: (ns, key) => engine.get(ns, key),
@@ -127,6 +128,9 @@ export async function openStore(url: string, options: { schema?: string } = {}):
     },
     close: () => engine.stop(),
   };
+  // The engine handed to a graph (compile({ store: opened.engine })) claims with this too.
+  registerEngineClaim(engine, (ns, key, field, expected, value) => opened.claim(ns, key, field, expected, value));
+  return opened;
 }
 
 /** How a store URL is shown: its password replaced by `***`. */

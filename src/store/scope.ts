@@ -163,9 +163,8 @@ export class StoreScope {
     assertKey(key);
     const ns = this.ns(kind);
     const store = this.store;
-    if (typeof store.claim === 'function') {
-      return this.run(`updating ${kind} record "${key}"`, () => store.claim!(ns, key, field, expected, value));
-    }
+    const atomic = claimOf(store);
+    if (atomic) return this.run(`updating ${kind} record "${key}"`, () => atomic(ns, key, field, expected, value));
     return withLocalLock(store, `claim\n${ns.join('/')}\n${key}`, async () => {
       const item = await this.run(`reading ${kind} record "${key}"`, () => store.get(ns, key));
       if (expected === null ? item : !item || (item.value?.[field] ?? '') !== expected) return false;
@@ -315,12 +314,43 @@ function capitalise(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
+type Claim = NonNullable<ToolStore['claim']>;
+const engineClaims = new WeakMap<object, Claim>();
+
+/**
+ * Gives an engine (the LangGraph store `openStore` made) the atomic `claim` made for it, so that
+ * the engine handed to a graph (`compile({ store: opened.engine })`) claims atomically as well,
+ * though each run hands the tools LangGraph's AsyncBatchedStore around it.
+ */
+export function registerEngineClaim(engine: object, claim: Claim): void {
+  engineClaims.set(engine, claim);
+}
+
+/** The store LangGraph's AsyncBatchedStore (a graph run's store) wraps, else the store itself. */
+function unwrapped(store: object): object {
+  const wrapped = store as { lg_name?: unknown; store?: unknown };
+  return wrapped.lg_name === 'AsyncBatchedStore' && wrapped.store && typeof wrapped.store === 'object'
+    ? wrapped.store
+    : store;
+}
+
+/** The store's own atomic claim, or the one registered for the engine it is or wraps. */
+function claimOf(store: ToolStore): Claim | undefined {
+  if (typeof store.claim === 'function') return store.claim.bind(store);
+  return engineClaims.get(store) ?? engineClaims.get(unwrapped(store));
+}
+
 const locks = new WeakMap<object, Map<string, Promise<unknown>>>();
 
-/** Runs `fn` after every earlier `fn` of the same store and key in this process. */
+/**
+ * Runs `fn` after every earlier `fn` of the same store and key in this process. A graph run's
+ * store is LangGraph's AsyncBatchedStore, a new one per run around the graph's store: the lock is
+ * the wrapped store's, so two runs at once on one store queue too.
+ */
 async function withLocalLock<T>(store: object, key: string, fn: () => Promise<T>): Promise<T> {
-  let map = locks.get(store);
-  if (!map) locks.set(store, (map = new Map<string, Promise<unknown>>()));
+  const owner = unwrapped(store);
+  let map = locks.get(owner);
+  if (!map) locks.set(owner, (map = new Map<string, Promise<unknown>>()));
   const before = map.get(key) ?? Promise.resolve();
   const run = before.then(fn, fn);
   const tail = run.catch(() => undefined);
