@@ -2,7 +2,8 @@
  * `openStore(url)`: a LangGraph PostgresStore opened from a `postgres://` URL for the tools (and the
  * CLI's `--store`), with bounded connect and query times, its tables made once per process (a
  * second process doing the same at once is retried), idle-connection errors kept from crashing
- * the process, and the atomic `claim` PostgresStore lacks (one conditional UPDATE on its own table).
+ * the process, and the atomic `claim` PostgresStore lacks (one conditional UPDATE, or an INSERT of
+ * a record that must not exist yet, on its own table), registered for the engine too.
  * Must not be imported by the root at load time: `@langchain/langgraph-checkpoint-postgres` and
  * `pg` load on first use.
  */

@@ -2,7 +2,9 @@
  * One call's view of the store: which store (the run's LangGraph store, else the registry's), the
  * resolved namespace, and the record operations the tools share — reads that name a malformed
  * record's key, paged searches that keep only the exact namespace, an atomic claim (the engine's,
- * else an in-process lock), and failures turned into one sentence without secrets.
+ * else an in-process lock), versioned read-modify-writes built on it, and failures turned into one
+ * sentence without secrets; and the guard that keeps a bare PostgresStore's pool errors from
+ * ending the process.
  * Must not know any tool's record shape (each tool validates its own values).
  */
 import { randomUUID } from 'node:crypto';

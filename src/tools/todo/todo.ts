@@ -1,6 +1,7 @@
 /**
- * todowrite / todoread: a per-session task list the model keeps for itself. Both tools share one
- * store keyed by `ctx.sessionID`, so two sessions never see each other's lists.
+ * todowrite / todoread: a per-session task list the model keeps for itself, replaced whole or
+ * merged into by id. Both tools share one store keyed by `ctx.sessionID`, so two sessions never
+ * see each other's lists; on a state store a merge is a versioned compare-and-set.
  * Must not keep lists in module state for registries that pass their own todoStore.
  */
 import { z } from 'zod';
