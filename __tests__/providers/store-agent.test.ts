@@ -23,6 +23,7 @@ async function runAgent(
   store: InMemoryStore,
   script: ScriptStep[],
   sessionID: string,
+  strict = false,
 ) {
   const mock = await startMockProvider(script);
   mocks.push(mock);
@@ -31,14 +32,62 @@ async function runAgent(
     // No store here: the tools take the graph's store from the run's config.
     const registry = createRegistry({ namespace: (ctx) => ['users', String(ctx.configurable?.user_id)] });
     registerBuiltinTools(registry, ['todowrite', 'todoread', 'memory_append', 'memory_read']);
-    const tools = await registry.tools({ initCtx: { workspaceRoot: ws.dir }, createContext: () => ({ sessionID }) });
-    const agent = createAgent({ model: chatModel(api, mock.url), tools, store });
+    const tools = await registry.tools({
+      initCtx: { workspaceRoot: ws.dir },
+      createContext: () => ({ sessionID }),
+      strict,
+    });
+    const agent = createAgent({ model: chatModel(api, mock.url, { strict }), tools, store });
     await agent.invoke({ messages: [new HumanMessage('go')] }, { configurable: { user_id: 'u-42' } });
     return mock;
   } finally {
     await ws.cleanup();
   }
 }
+
+it('openai-chat strict mode: a merge whose left-out fields come as null (as strict mode makes the model send them) lands', async () => {
+  const store = new InMemoryStore();
+  let seen: string[] = [];
+  const mock = await runAgent(
+    'openai-chat',
+    store,
+    [
+      {
+        calls: [
+          {
+            name: 'todowrite',
+            args: { todos: [{ id: '1', content: 'Draft', status: 'in_progress', priority: null }], merge: null },
+          },
+        ],
+      },
+      {
+        calls: [
+          {
+            name: 'todowrite',
+            args: { todos: [{ id: '1', content: null, status: 'completed', priority: null }], merge: true },
+          },
+        ],
+      },
+      (req) => {
+        seen = toolResults(req).map((r) => r.content);
+        return { text: 'done' };
+      },
+    ],
+    'chat-strict',
+    true,
+  );
+  const sent = (
+    mock.requests[0].body as { tools: Array<{ function: { name: string; strict?: boolean; parameters: unknown } }> }
+  ).tools.find((t) => t.function.name === 'todowrite')?.function;
+  expect(sent).toMatchObject({
+    strict: true,
+    parameters: { required: ['todos', 'merge'], properties: { merge: { type: ['boolean', 'null'] } } },
+  });
+  expect(seen.at(-1)!.split('\n')).toEqual([
+    '0 open todos (0 in progress, 0 pending), 1 completed, 0 cancelled',
+    '[x] Draft (id 1, medium)',
+  ]);
+});
 
 for (const api of ['openai-chat', 'anthropic'] as const) {
   it(`${api}: tools keep state in createAgent's store and a second agent on that store reads it`, async () => {
