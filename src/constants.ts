@@ -55,6 +55,7 @@ export { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, LIST_DEFAULT_IGNORES } from './tool
 export { MAX_BACKEND_FILE_CHARS, MAX_BACKEND_ENTRIES, MAX_BACKEND_OUTPUT_CHARS } from './backend/guard.js';
 export { BACKEND_READ_DEFAULT_LIMIT } from './backend/local.js';
 export { MAX_BACKEND_MOVE_FILES } from './tools/files/backend/move.js';
+export { MAX_BACKEND_UNDO_FILES } from './tools/files/backend/history.js';
 export { MAX_BACKEND_GREP_FILES, MAX_BACKEND_GREP_CHARS } from './tools/grep/backend.js';
 export {
   MEMORY_TOOLS,

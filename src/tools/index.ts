@@ -95,6 +95,7 @@ const ENTRIES: Entry[] = [
     danger: 'moderate',
     family: 'files',
     load: async () => (await import('./files/undo.js')).UndoFileTool,
+    onBackend: async () => (await import('./files/backend/undo.js')).BackendUndoFileTool,
   },
   {
     id: 'undo_turn',
@@ -102,6 +103,7 @@ const ENTRIES: Entry[] = [
     danger: 'moderate',
     family: 'files',
     load: async () => (await import('./files/undo.js')).UndoTurnTool,
+    onBackend: async () => (await import('./files/backend/undo.js')).BackendUndoTurnTool,
   },
   {
     id: 'file_info',
@@ -268,8 +270,8 @@ function load(entry: Entry, onBackend = false): Promise<Tool.Info> {
 }
 
 /**
- * A file tool with no backend version, asked for over a backend (undo_file, undo_turn): it would
- * act on this host's files, so it is not offered; it says why.
+ * A file tool with no backend version, asked for over a backend: it would act on this host's files,
+ * so it is not offered; it says why. (Every file tool has a backend version today.)
  */
 async function notOnBackend(entry: Entry): Promise<Tool.Initialized> {
   const { z } = await import('zod');

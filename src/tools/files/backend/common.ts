@@ -46,6 +46,11 @@ export function trackKey(g: GuardedBackend, p: string): string {
   return `backend#${n}:${p}`;
 }
 
+/** The undo log's domain of a backend in this process (its changes never mix with host paths, or another backend's). */
+export function backendDomain(g: GuardedBackend): string {
+  return trackKey(g, '').slice(0, -1);
+}
+
 /** A file version's stamp from its content (SHA-256), in the read tracker's shape. */
 export function contentStamp(file: BackendFile): FileStamp {
   const h = createHash('sha256');

@@ -22,6 +22,7 @@ import {
   textOf,
   trackKey,
 } from './common.js';
+import { recordBackendChange, textState } from './history.js';
 
 export const BackendEditTool = Tool.define(
   {
@@ -56,6 +57,9 @@ export const BackendEditTool = Tool.define(
           }
           await g.write(p, args.newString, ctx.abort);
           readTracker.record(ctx.sessionID, key, contentStamp({ text: args.newString }));
+          recordBackendChange(initCtx, g, ctx, 'edit', `edit of ${shown}`, [
+            { path: p, shown, before: { type: 'absent' }, after: textState(args.newString, false) },
+          ]);
           const d = diffOfReplacements(shown, '', [{ start: 0, end: 0, replacement: args.newString }]).summary;
           return {
             title: shown,
@@ -99,6 +103,9 @@ export const BackendEditTool = Tool.define(
           await replaceContent(g, p, raw, final, ctx.abort);
         }
         readTracker.record(ctx.sessionID, key, contentStamp({ text: final }));
+        recordBackendChange(initCtx, g, ctx, 'edit', `edit of ${shown}`, [
+          { path: p, shown, before: textState(raw, true), after: textState(final, false) },
+        ]);
         const result = edited(shown, d, ranges.length, startLines[0], matcher, score);
         return { ...result, metadata: { ...result.metadata, backend: g.name } };
       },

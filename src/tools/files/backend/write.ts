@@ -19,6 +19,7 @@ import {
   textOf,
   trackKey,
 } from './common.js';
+import { recordBackendChange, textState } from './history.js';
 
 export const BackendWriteTool = Tool.define(
   {
@@ -54,6 +55,14 @@ export const BackendWriteTool = Tool.define(
         if (ctx.abort.aborted) throw new Error('write was aborted; nothing was written.');
         await replaceContent(g, p, entry.kind === 'file' ? before : undefined, args.content, ctx.abort);
         readTracker.record(ctx.sessionID, key, contentStamp({ text: args.content }));
+        recordBackendChange(initCtx, g, ctx, 'write', `write of ${shown}`, [
+          {
+            path: p,
+            shown,
+            before: entry.kind === 'file' ? textState(before, true) : { type: 'absent' },
+            after: textState(args.content, false),
+          },
+        ]);
         const created = entry.kind === 'missing';
         const result = writeResult(shown, before, args.content, bytes, created);
         return { ...result, metadata: { ...result.metadata, backend: g.name } };
