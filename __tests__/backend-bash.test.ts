@@ -1,8 +1,8 @@
 /**
  * bash over a backend: deepagents' LocalShellBackend runs the command through its `execute` (never
  * our local spawn); a backend without `execute` gets no bash (it refuses in a sentence, and says so as
- * `unavailable`); background jobs are not offered; host-only file tools (undo) are not offered on a
- * backend; the policy judges a backend's paths as the backend's.
+ * `unavailable`); background jobs are not offered; undo on a backend looks at the backend's
+ * changes only; the policy judges a backend's paths as the backend's.
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -102,14 +102,12 @@ describe('bash given a backend without execute never runs on the host', () => {
   });
 });
 
-describe('host-only file tools are not offered on a backend', () => {
-  it('undo_file says why instead of touching this host', async () => {
+describe('undo on a backend works on the backend, never on this host', () => {
+  it("undo_file looks only at the backend's recorded changes (backend-undo.test.ts has the rest)", async () => {
     const backend = new StoreBackend({ store: new InMemoryStore(), namespace: ['y'] });
     const registry = registerBuiltinTools(createRegistry());
     const u = await registry.execute('undo_file', { path: 'a.txt' }, { sessionID: 's' }, { backend });
-    expect(u.error).toBe(
-      "undo_file is not available when the files live on a backend: it works on this host's workspace only, and the agent's files are elsewhere.",
-    );
+    expect(u.error).toMatch(/^No change to a\.txt is recorded for undo \(undo remembers the last 100 changes/);
   });
 });
 

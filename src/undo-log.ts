@@ -470,7 +470,7 @@ function decodeRecord(key: string, v: Record<string, unknown>): UndoRecord | und
     summary: v.summary as string,
     effects,
     ...(move ? { move } : {}),
-    ...(v.lost !== undefined ? { lost: v.lost as string } : {}),
+    ...(v.lost !== undefined ? { lost: v.lost } : {}),
     seq: 0,
     bytes: v.bytes,
     key,

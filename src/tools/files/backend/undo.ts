@@ -206,7 +206,10 @@ async function rollBack(
   now: Map<string, BackendNow>,
   err: unknown,
 ): Promise<string> {
-  const reason = (err instanceof Error ? err.message : String(err)).replace(/\s+$/, '');
+  // The backend's own sentence, without its "nothing more was done" (this answer says what was).
+  const reason = (err instanceof Error ? err.message : String(err))
+    .replace(/\s*Nothing more was done; check the backend, or retry\.\s*$/, '')
+    .trim();
   const stuck: string[] = [];
   let putBack = 0;
   // The backend failed: its own signal may be spent, and the rollback must still run (move's cleanup does the same).
