@@ -5,7 +5,7 @@
  * Holds no assertions.
  */
 import { AIMessage, ToolMessage } from '@langchain/core/messages';
-import { Annotation, MemorySaver, MessagesAnnotation, StateGraph } from '@langchain/langgraph';
+import { Annotation, type BaseStore, MemorySaver, MessagesAnnotation, StateGraph } from '@langchain/langgraph';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { StateBackend } from 'deepagents';
 import { createRegistry, registerBuiltinTools, type RegistryOptions, type Tool } from '../src/index.js';
@@ -54,9 +54,15 @@ const GraphState = Annotation.Root({
 
 /**
  * Our tools in a LangGraph graph (ToolNode) over StateBackend, checkpointed by `saver` on one thread.
- * `turn` runs several calls as one AIMessage (one model turn); `call` runs one.
+ * `turn` runs several calls as one AIMessage (one model turn); `call` runs one. `store`: the graph's
+ * own LangGraph store (the run's store the tools then use).
  */
-export async function stateGraph(saver: MemorySaver, thread: string, options: RegistryOptions = {}) {
+export async function stateGraph(
+  saver: MemorySaver,
+  thread: string,
+  options: RegistryOptions = {},
+  store?: BaseStore,
+) {
   const registry = registerBuiltinTools(createRegistry({ loopGuard: false, ...options }));
   const sessions = new Map<string, Awaited<ReturnType<typeof registry.tools>>>();
   const backend = new StateBackend();
@@ -75,7 +81,7 @@ export async function stateGraph(saver: MemorySaver, thread: string, options: Re
     const graph = new StateGraph(GraphState)
       .addNode('tools', new ToolNode(tools, { handleToolErrors: true }))
       .addEdge('__start__', 'tools')
-      .compile({ checkpointer: saver });
+      .compile({ checkpointer: saver, ...(store ? { store } : {}) });
     const ids = calls.map(() => `call-${thread}-${++n}-${Math.random().toString(36).slice(2)}`);
     const out = await graph.invoke(
       {
