@@ -57,12 +57,7 @@ const GraphState = Annotation.Root({
  * `turn` runs several calls as one AIMessage (one model turn); `call` runs one. `store`: the graph's
  * own LangGraph store (the run's store the tools then use).
  */
-export async function stateGraph(
-  saver: MemorySaver,
-  thread: string,
-  options: RegistryOptions = {},
-  store?: BaseStore,
-) {
+export async function stateGraph(saver: MemorySaver, thread: string, options: RegistryOptions = {}, store?: BaseStore) {
   const registry = registerBuiltinTools(createRegistry({ loopGuard: false, ...options }));
   const sessions = new Map<string, Awaited<ReturnType<typeof registry.tools>>>();
   const backend = new StateBackend();

@@ -183,7 +183,7 @@ describe('caps on the store', () => {
     expect(past).toHaveLength(MAX_UNDO_RECORDS);
     // The oldest (the create) is gone; the newest is there.
     expect(past.map((i) => i.key)).not.toContain(oldest.key);
-    expect(past.map((i) => i.value.summary)).toContain(`write of ${file}`);
+    expect(past.map((i) => i.value.summary as string)).toContain(`write of ${file}`);
   });
 
   it(`keeps MAX_UNDO_BYTES (${MAX_UNDO_BYTES}) bytes of earlier content on the store and removes the oldest past it`, async () => {

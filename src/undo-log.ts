@@ -39,9 +39,10 @@ const LAZY_FINGERPRINT_MAX_EXTRA_BYTES = 64 * 1024;
  */
 export class Fingerprint {
   private hex: string | undefined;
-  private parts: readonly Uint8Array[] | undefined;
+  private parts: ReadonlyArray<Uint8Array | string> | undefined;
 
-  constructor(parts: readonly Uint8Array[]) {
+  /** `parts`: bytes, or strings (hashed as UTF-8). */
+  constructor(parts: ReadonlyArray<Uint8Array | string>) {
     this.parts = parts;
   }
 
@@ -71,10 +72,13 @@ export class Fingerprint {
   }
 }
 
-/** What one path held, as far as undo needs to know. `data` is kept for states undo may restore. */
+/**
+ * What one path held, as far as undo needs to know. `data` is kept for states undo may restore;
+ * a backend's file keeps `text` instead (the string it read, not copied; `size` is its UTF-8 bytes).
+ */
 export type EntryState =
   | { type: 'absent' }
-  | { type: 'file'; size: number; fingerprint: Fingerprint; mode: number; data?: Buffer }
+  | { type: 'file'; size: number; fingerprint: Fingerprint; mode: number; data?: Buffer; text?: string }
   | { type: 'symlink'; target: string }
   /** A directory a move carried (compared by identity) or a delete removed (`tree`, restorable). */
   | { type: 'directory'; dev?: bigint; ino?: bigint; mode: number; tree?: TreeEntry[] }
@@ -404,7 +408,11 @@ function encodeState(s: EntryState): Record<string, unknown> {
         size: s.size,
         sha256: s.fingerprint.digest(),
         mode: s.mode,
-        ...(s.data ? { data: s.data.toString('base64') } : {}),
+        ...(s.data
+          ? { data: s.data.toString('base64') }
+          : s.text !== undefined
+            ? { data: Buffer.from(s.text, 'utf8').toString('base64') }
+            : {}),
       };
     case 'symlink':
       return { type: 'symlink', target: s.target };
@@ -576,7 +584,7 @@ function inSession(recorded: string, session: string): boolean {
 }
 
 function stateBytes(s: EntryState): number {
-  if (s.type === 'file') return s.data?.length ?? 0;
+  if (s.type === 'file') return s.data?.length ?? (s.text !== undefined ? s.size : 0);
   if (s.type === 'directory') return (s.tree ?? []).reduce((n, e) => n + (e.data?.length ?? 0) + e.rel.length, 0);
   return 0;
 }

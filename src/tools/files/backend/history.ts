@@ -10,6 +10,7 @@ import type { GuardedBackend } from '../../../backend/guard.js';
 import { tenantOf } from '../../../tenant.js';
 import type { Tool } from '../../../tool.js';
 import {
+  Fingerprint,
   MAX_UNDO_BYTES,
   fileState,
   recordChange,
@@ -18,14 +19,18 @@ import {
   type UndoCallContext,
   type UndoEffect,
 } from '../../../undo-log.js';
-import { backendDomain, entryAt, replaceContent } from './common.js';
+import { backendDomain, entryAt, replaceContent, textDigest } from './common.js';
 
 /** Most files a delete of a directory over a backend keeps for undo (each read before the delete); past it the delete is recorded as not undoable. */
 export const MAX_BACKEND_UNDO_FILES = 1000;
 
 /** A file holding `text`: with its bytes when undo must be able to put it back (`keep`), else only hashed. */
 export function textState(text: string, keep: boolean): EntryState {
-  return fileState(Buffer.from(text, 'utf8'), 0, keep);
+  // The text itself is kept (no copy), and hashed only if it is ever compared.
+  if (keep) return { type: 'file', size: Buffer.byteLength(text), fingerprint: new Fingerprint([text]), mode: 0, text };
+  // The digest the read tracker's stamp of the same text just took, when it did.
+  const fingerprint = Fingerprint.ofDigest(textDigest(text).toString('hex'));
+  return { type: 'file', size: Buffer.byteLength(text), fingerprint, mode: 0 };
 }
 
 /** The state after a change that left `before`'s very bytes elsewhere (a move): the same fingerprint, no bytes. */

@@ -192,6 +192,7 @@ async function undoOnBackend(
 /** The text a target state puts back (undefined: the path is removed). */
 function textOf(state: EntryState): { text: string } | undefined {
   if (state.type === 'absent') return undefined;
+  if (state.type === 'file' && state.text !== undefined) return { text: state.text };
   if (state.type === 'file' && state.data) return { text: state.data.toString('utf8') };
   throw new Error('a backend change keeps only absent paths and files with their content');
 }
