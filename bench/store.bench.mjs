@@ -95,6 +95,33 @@ if (!existsSync(`${BIN}/initdb`)) {
         `${tool.padEnd(13)} PostgresStore on loopback (synchronous_commit=off: the disk's flush is not ours to measure): p50 ${p50.toFixed(2)} ms, p99 ${pct(ms.slice(20), 99).toFixed(2)} ms (target p50 <= 5 ms) ${p50 <= 5 ? 'OK' : 'MISSED'}`,
       );
     }
+    // Undo history on the store: each write saves one ~undo record (its earlier 1 KB content, base64)
+    // and then trims the namespace's records past MAX_UNDO_RECORDS, vs the same writes without a store.
+    for (const [label, st] of [
+      ['in-process', undefined],
+      ['PostgresStore', store],
+    ]) {
+      const w = createRegistry({ store: st, namespace: st ? ['bench-undo'] : undefined, loopGuard: false });
+      registerBuiltinTools(w, ['write', 'read']);
+      const file = `undo-${label}.txt`;
+      writeFileSync(path.join(ws, file), 'x'.repeat(1024));
+      await w.execute('read', { filePath: file }, { sessionID: 'bench' }, initCtx);
+      const ms = [];
+      for (let i = 0; i < 300; i++) {
+        const t = performance.now();
+        const res = await w.execute(
+          'write',
+          { filePath: file, content: `${i}`.padEnd(1024, 'y') },
+          { sessionID: 'bench' },
+          initCtx,
+        );
+        ms.push(performance.now() - t);
+        if (!res.success) throw new Error(res.error);
+      }
+      console.log(
+        `write (undo record) ${label.padEnd(13)}: p50 ${pct(ms.slice(20), 50).toFixed(2)} ms, p99 ${pct(ms.slice(20), 99).toFixed(2)} ms`,
+      );
+    }
     await store.close();
   } finally {
     pg.stop();

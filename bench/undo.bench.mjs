@@ -3,6 +3,7 @@
 // the tool's own module registered directly (target <= 1.05); (2) what a store costs: the same
 // writes with the registry given an InMemoryStore (each change saved as one ~undo record, then the
 // caps trimmed) vs none (reported, no target: it is the price of undo that outlives the process).
+// CPU time of this process, alternating rounds (median).
 // Build first: npm run build && node bench/undo.bench.mjs
 import { mkdtempSync, writeFileSync, rmSync, realpathSync } from 'node:fs';
 import os from 'node:os';
@@ -11,7 +12,31 @@ import { InMemoryStore } from '@langchain/langgraph';
 import { createRegistry, registerBuiltinTools } from '../dist/index.js';
 import { WriteTool } from '../dist/tools/files/write.js';
 import { ReadTool } from '../dist/tools/files/read.js';
-import { compare } from './lib.mjs';
+import { median } from './lib.mjs';
+
+/** CPU time (this process, ms) of `fn`: the machine is shared, and a write's fsync wait is not ours to measure. */
+async function cpuMs(fn) {
+  const start = process.cpuUsage();
+  await fn();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
+}
+
+/** Alternating rounds of `ours` and `baseline`; prints the median CPU times and their ratio. */
+async function compare(label, target, ours, baseline, runs) {
+  await ours();
+  await baseline();
+  const a = [];
+  const b = [];
+  for (let i = 0; i < runs; i++) {
+    a.push(await cpuMs(ours));
+    b.push(await cpuMs(baseline));
+  }
+  const ratio = median(a) / median(b);
+  console.log(
+    `${label}: ours ${median(a).toFixed(1)} ms CPU, baseline ${median(b).toFixed(1)} ms CPU, ratio = ${ratio.toFixed(2)}${Number.isFinite(target) ? ` (target <= ${target}) ${ratio <= target ? 'OK' : 'MISSED'}` : ''}`,
+  );
+}
 
 const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'toolbelt-undo-bench-')));
 try {
