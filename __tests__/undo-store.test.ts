@@ -252,3 +252,79 @@ describe("a graph's own store", () => {
     expect((await g2.call('read', { filePath: 'a.md' })).output).toMatch(/^File a\.md does not exist/);
   });
 });
+
+/** The parts of a record the hostile tests rewrite. */
+interface Tamper extends Record<string, unknown> {
+  effects: Array<{ path: string; before: { tree: Array<{ rel: string }> } }>;
+  move: { from: string };
+}
+
+describe('hostile undo records on the store', () => {
+  /** A genuine record of `tool` made by a registry on `store`, as JSON to tamper with. */
+  async function genuine(store: InMemoryStore, label: string, make: (r: ReturnType<typeof registry>) => Promise<void>) {
+    await make(registry(store, [label]));
+    const items = await store.search(undoNs(label));
+    const newest = items.sort((x, y) => (x.value.time as number) - (y.value.time as number)).at(-1)!;
+    return { key: newest.key, value: structuredClone<Record<string, unknown>>(newest.value) as unknown as Tamper };
+  }
+
+  it('a record naming a path outside the workspace restores nothing there, even when its content matches', async () => {
+    const outside = await tempDir('toolbelt-undo-decoy-');
+    try {
+      const decoy = path.join(outside.dir, 'decoy.txt');
+      await writeFile(decoy, 'two');
+      const store = new InMemoryStore();
+      const label = fresh('hostile');
+      const file = `${fresh('h')}.txt`;
+      const { key, value } = await genuine(store, label, async (r) => {
+        await call(r, 'write', { filePath: file, content: 'one' }, 'T1');
+        await call(r, 'write', { filePath: file, content: 'two' }, 'T2');
+      });
+      value.effects[0].path = decoy;
+      await store.put(undoNs(label), key, value);
+      const u = await call(registry(store, [label]), 'undo_turn', {}, 'T3');
+      expect(u.ok).toBe(false);
+      expect(u.output).toMatch(/^Path ".*decoy\.txt" is outside the workspace\. Allowed roots: /);
+      expect(await readFile(decoy, 'utf8')).toBe('two');
+    } finally {
+      await outside.cleanup();
+    }
+  });
+
+  it('a move record whose rename names other paths than its effects is refused as malformed; nothing moves', async () => {
+    const outside = await tempDir('toolbelt-undo-decoy-');
+    try {
+      const store = new InMemoryStore();
+      const label = fresh('hostile-move');
+      const dir = fresh('mv');
+      const { key, value } = await genuine(store, label, async (r) => {
+        await call(r, 'write', { filePath: `${dir}/a.txt`, content: 'a' }, 'T1');
+        await call(r, 'move', { from: `${dir}/a.txt`, to: `${dir}/b.txt` }, 'T2');
+      });
+      value.move.from = path.join(outside.dir, 'stolen.txt');
+      await store.put(undoNs(label), key, value);
+      const u = await call(registry(store, [label]), 'undo_file', { path: `${dir}/b.txt` });
+      expect(u.output).toContain(`The undo record "${key}" in the state store`);
+      expect(existsSync(path.join(outside.dir, 'stolen.txt'))).toBe(false);
+      expect(await readFile(path.join(ws.dir, dir, 'b.txt'), 'utf8')).toBe('a');
+    } finally {
+      await outside.cleanup();
+    }
+  });
+
+  it("a deleted directory's entry whose path climbs out of it is refused as malformed; nothing is written", async () => {
+    const store = new InMemoryStore();
+    const label = fresh('hostile-tree');
+    const dir = fresh('tree');
+    const { key, value } = await genuine(store, label, async (r) => {
+      await call(r, 'write', { filePath: `${dir}/sub/f.txt`, content: 'f' }, 'T1');
+      await call(r, 'delete', { path: `${dir}/sub`, recursive: true }, 'T2');
+    });
+    value.effects[0].before.tree[0].rel = '../escape.txt';
+    await store.put(undoNs(label), key, value);
+    const u = await call(registry(store, [label]), 'undo_file', { path: `${dir}/sub` });
+    expect(u.output).toContain(`The undo record "${key}" in the state store`);
+    expect(existsSync(path.join(ws.dir, dir, 'escape.txt'))).toBe(false);
+    expect(existsSync(path.join(ws.dir, dir, 'sub'))).toBe(false);
+  });
+});
