@@ -167,9 +167,9 @@ describe.each(ENGINES)('undo history on %s', (_name, engine) => {
   });
 });
 
-describe('caps on the store', () => {
+describe.each(ENGINES)('caps on %s', (_name, engine) => {
   it(`keeps MAX_UNDO_RECORDS (${MAX_UNDO_RECORDS}) records on the store and removes the oldest past it`, async () => {
-    const store = new InMemoryStore();
+    const store = engine();
     const label = fresh('cap');
     const a = registry(store, [label]);
     const file = `${fresh('c')}.txt`;
@@ -188,7 +188,7 @@ describe('caps on the store', () => {
 
   it(`keeps MAX_UNDO_BYTES (${MAX_UNDO_BYTES}) bytes of earlier content on the store and removes the oldest past it`, async () => {
     for (const extra of [0, 1]) {
-      const store = new InMemoryStore();
+      const store = engine();
       const label = fresh('bytes');
       const a = registry(store, [label]);
       const file = `${fresh('b')}.txt`;
