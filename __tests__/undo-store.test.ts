@@ -234,6 +234,33 @@ describe('a store that fails', () => {
   });
 });
 
+describe('a store that goes down before an undo', () => {
+  it('the undo fails with one sentence naming the store and the operation, and restores nothing', async () => {
+    const real = new InMemoryStore();
+    let down = false;
+    const flaky: ToolStore = {
+      get: (ns, k) => real.get(ns, k),
+      put: (ns, k, v) => real.put(ns, k, v),
+      delete: (ns, k) => real.delete(ns, k),
+      search: (ns, o) => (down ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')) : real.search(ns, o)),
+    };
+    const label = fresh('flaky');
+    const a = registry(flaky, [label]);
+    const file = `${fresh('f')}.txt`;
+    await call(a, 'write', { filePath: file, content: 'one' });
+    await call(a, 'write', { filePath: file, content: 'two' });
+    down = true;
+    const u = await call(registry(flaky, [label]), 'undo_file', { path: file });
+    expect(u.output).toBe(
+      'The state store failed while listing undo records (connect ECONNREFUSED 127.0.0.1:5432), so the call did not complete. Try again once the store is reachable.',
+    );
+    expect(await readFile(path.join(ws.dir, file), 'utf8')).toBe('two');
+    down = false;
+    expect((await call(registry(flaky, [label]), 'undo_file', { path: file })).ok).toBe(true);
+    expect(await readFile(path.join(ws.dir, file), 'utf8')).toBe('one');
+  });
+});
+
 describe("a graph's own store", () => {
   it('our tools in a LangGraph graph with a store save undo records there (StateBackend files), and undo_turn reads them back', async () => {
     const store = new InMemoryStore();
