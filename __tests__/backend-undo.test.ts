@@ -117,7 +117,7 @@ describe.each(all.map((s) => [s.name, s] as const))('undo over %s', (_name, s) =
     const [u] = await s.turn([['undo_turn', {}]]);
     expect(u.ok).toBe(true);
     expect(u.output).toMatch(/^Undid 4 changes of the previous turn, newest first:\n- /);
-    expect(u.output).toMatch(/- delete of t\/d \(call [^)]+\): restored the directory t\/d and the 1 files in it\./);
+    expect(u.output).toMatch(/- delete of t\/d \(call [^)]+\): restored the directory t\/d and the 1 file in it\./);
     expect(u.output).toMatch(
       /- move of t\/y\.txt to t\/moved\.txt \(call [^)]+\): restored t\/y\.txt \(2 bytes\); removed t\/moved\.txt/,
     );
@@ -130,6 +130,22 @@ describe.each(all.map((s) => [s.name, s] as const))('undo over %s', (_name, s) =
     const [v] = await s.turn([['undo_turn', {}]]);
     expect(v.output).toMatch(/^Undid 3 changes of the previous turn/);
     expect(await text(s, 't/x.txt')).toBeUndefined();
+  });
+
+  it('undo_file of a directory move puts its files back and removes the copies', async () => {
+    await s.turn([
+      ['write', { filePath: 'mv/src/one.txt', content: '1' }],
+      ['write', { filePath: 'mv/src/two.txt', content: '22' }],
+    ]);
+    expect((await one(s, 'move', { from: 'mv/src', to: 'mv/dst' })).ok).toBe(true);
+    expect(await text(s, 'mv/dst/two.txt')).toBe('22');
+    const u = await one(s, 'undo_file', { path: 'mv/dst' });
+    expect(u.output).toMatch(
+      /^Undid the move of mv\/src to mv\/dst \(call [^)]+\): put the 2 files back in mv\/src and removed their copies\.$/,
+    );
+    expect(await text(s, 'mv/src/one.txt')).toBe('1');
+    expect(await text(s, 'mv/src/two.txt')).toBe('22');
+    expect(await text(s, 'mv/dst/one.txt')).toBeUndefined();
   });
 
   it('undo_turn is all or nothing: one file changed since makes it undo nothing', async () => {

@@ -113,13 +113,13 @@ export const BackendMoveTool = Tool.define(
             },
           ];
         });
+        // A directory's two paths are named by their own effects (undo_file of either finds the move);
+        // only its files are restored (a backend has no empty directories to make or remove).
         if (source.kind === 'dir')
-          effects.unshift({
-            path: from,
-            shown: shownFrom,
-            before: { type: 'directory', mode: 0 },
-            after: { type: 'absent' },
-          });
+          effects.unshift(
+            { path: from, shown: shownFrom, before: { type: 'directory', mode: 0 }, after: { type: 'absent' } },
+            { path: to, shown: shownTo, before: { type: 'directory', mode: 0 }, after: { type: 'directory', mode: 0 } },
+          );
         recordBackendChange(
           initCtx,
           g,

@@ -123,9 +123,6 @@ function undoneMeta(r: UndoRecord): Record<string, unknown> {
   return { tool: r.tool, callID: r.callID, paths: r.effects.map((e) => e.shown) };
 }
 
-/** Effects listed one by one in a line; past it, a count. */
-const LISTED_EFFECTS = 10;
-
 /**
  * Undoes `records` (newest first) all or nothing: every path is checked before anything is
  * changed, each path is then restored once (to what it held before the oldest of them), and a
@@ -249,13 +246,17 @@ async function rollBack(
 /** What undoing `r` put back, in a line. */
 function describeUndone(r: UndoRecord): string {
   const dir = r.effects.find((e) => e.before.type === 'directory');
-  if (dir) return `restored the directory ${dir.shown} and the ${r.effects.length - 1} files in it.`;
-  const parts = r.effects.map((e) =>
-    e.before.type === 'absent'
-      ? `removed ${e.shown} (the change had created it)`
-      : `restored ${e.shown} (${e.before.type === 'file' ? e.before.size : 0} bytes)`,
-  );
-  const listed = parts.slice(0, LISTED_EFFECTS);
-  if (parts.length > LISTED_EFFECTS) listed.push(`and ${parts.length - LISTED_EFFECTS} more`);
-  return `${listed.join('; ')}.`;
+  if (dir) {
+    const files = r.effects.filter((e) => e.before.type === 'file').length;
+    return r.tool === 'move'
+      ? `put the ${files} file${files === 1 ? '' : 's'} back in ${dir.shown} and removed their copies.`
+      : `restored the directory ${dir.shown} and the ${files} file${files === 1 ? '' : 's'} in it.`;
+  }
+  return `${r.effects
+    .map((e) =>
+      e.before.type === 'absent'
+        ? `removed ${e.shown} (the change had created it)`
+        : `restored ${e.shown} (${e.before.type === 'file' ? e.before.size : 0} bytes)`,
+    )
+    .join('; ')}.`;
 }
