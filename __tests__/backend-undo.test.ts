@@ -1,6 +1,6 @@
 /**
  * undo_file and undo_turn over real deepagents backends (FilesystemBackend, StoreBackend over
- * InMemoryStore, StateBackend inside a LangGraph graph): an edit undone, a change made since makes
+ * InMemoryStore, CompositeBackend routing to both, StateBackend inside a LangGraph graph): an edit undone, a change made since makes
  * undo refuse (the local sentence), a turn's several changes undone together, moves and deletes put
  * back, a backend that throws part-way leaves a sentence and nothing half-restored, and a backend
  * lacking what undo needs gets tools that say what is missing. The host workspace is never touched.
@@ -9,7 +9,7 @@ import { describe, it, expect, afterAll } from '@jest/globals';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { InMemoryStore, MemorySaver } from '@langchain/langgraph';
-import { FilesystemBackend, StoreBackend } from 'deepagents';
+import { CompositeBackend, FilesystemBackend, StoreBackend } from 'deepagents';
 import { tempDir } from './helpers.js';
 import { direct, stateGraph, type Outcome } from './backend-harness.js';
 import { MAX_BACKEND_UNDO_FILES } from '../src/constants.js';
@@ -29,7 +29,8 @@ let turns = 0;
 
 async function subjects(): Promise<Subject[]> {
   const fsDir = await tempDir('undo-fs-');
-  cleanups.push(fsDir.cleanup);
+  const compDir = await tempDir('undo-comp-');
+  cleanups.push(fsDir.cleanup, compDir.cleanup);
   const viaExecute = (name: string, backend: object): Subject => {
     const h = direct(name, { backend: backend as never });
     return {
@@ -45,6 +46,13 @@ async function subjects(): Promise<Subject[]> {
   return [
     viaExecute('FilesystemBackend', new FilesystemBackend({ rootDir: fsDir.dir, virtualMode: true })),
     viaExecute('StoreBackend', new StoreBackend({ store: new InMemoryStore(), namespace: ['undo'] })),
+    // Routed: t/ (the turn cases) to a store, the rest to disk.
+    viaExecute(
+      'CompositeBackend',
+      new CompositeBackend(new FilesystemBackend({ rootDir: compDir.dir, virtualMode: true }), {
+        '/t/': new StoreBackend({ store: new InMemoryStore(), namespace: ['routed'] }),
+      }),
+    ),
     { name: 'StateBackend', turn: (calls, session) => graph.turn(calls, session) },
   ];
 }
