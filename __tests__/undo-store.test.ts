@@ -6,7 +6,7 @@
  * named and the others keep working; namespaces never see each other's undo; a store failing at
  * save time leaves the change made and says so. Engines: InMemoryStore and a real PostgreSQL.
  */
-import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { describe, it, expect, beforeAll, afterAll, jest } from '@jest/globals';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -231,6 +231,40 @@ describe('a store that fails', () => {
     const u = await call(a, 'undo_file', { path: file });
     expect(u.output).toMatch(/removed .* \(the change had created it\)\.$/);
     expect(existsSync(path.join(ws.dir, file))).toBe(false);
+  });
+});
+
+describe('order', () => {
+  it('changes recorded within one millisecond come back from the store in the order they were made', async () => {
+    const store = new InMemoryStore();
+    const label = fresh('order');
+    const a = registry(store, [label]);
+    const file = `${fresh('o')}.txt`;
+    await call(a, 'write', { filePath: file, content: 'v0' }, 'T1');
+    // The clock stands still: every record of the turn has the same time, and only its count orders it.
+    jest.useFakeTimers({
+      doNotFake: [
+        'nextTick',
+        'setImmediate',
+        'setTimeout',
+        'setInterval',
+        'queueMicrotask',
+        'clearTimeout',
+        'clearInterval',
+        'clearImmediate',
+        'performance',
+        'hrtime',
+      ],
+    });
+    try {
+      for (let i = 0; i < 11; i++)
+        await call(a, 'edit', { filePath: file, oldString: `v${i}`, newString: `v${i + 1}` }, 'T2');
+    } finally {
+      jest.useRealTimers();
+    }
+    const u = await call(registry(store, [label]), 'undo_turn', {}, 'T3');
+    expect(u.output).toMatch(/^Undid 11 changes of the previous turn, newest first:/);
+    expect(await readFile(path.join(ws.dir, file), 'utf8')).toBe('v0');
   });
 });
 

@@ -149,7 +149,8 @@ export class UndoLog {
     let bytes = change.effects.reduce((n, e) => n + stateBytes(e.before), 0);
     const seq = ++this.seq;
     const time = Date.now();
-    const key = `${String(time).padStart(15, '0')}-${this.id}-${seq}`;
+    // Sorts as it was recorded: the time, then (within a millisecond of one process) the padded count.
+    const key = `${String(time).padStart(15, '0')}-${this.id}-${String(seq).padStart(12, '0')}`;
     let rec: UndoRecord = { ...change, domain: change.domain ?? 'local', seq, bytes, key, time };
     if (bytes > MAX_UNDO_BYTES) {
       // The earlier content is dropped: a fingerprint made of views on it must not keep it alive.
