@@ -25,6 +25,8 @@ import { MAX_UNDO_BYTES, MAX_UNDO_RECORDS } from '../src/constants.js';
 import { tempDir } from './helpers.js';
 import { startPostgres, type PgServer } from './postgres-server.js';
 import { stateGraph } from './backend-harness.js';
+import { spawn } from 'node:child_process';
+import { CLI, ROOT, ensureDist } from './dist.js';
 
 const PG_MISSING = existsSync('/usr/lib/postgresql/15/bin/initdb')
   ? undefined
@@ -388,4 +390,52 @@ describe('hostile undo records on the store', () => {
     expect(existsSync(path.join(ws.dir, dir, 'escape.txt'))).toBe(false);
     expect(existsSync(path.join(ws.dir, dir, 'sub'))).toBe(false);
   });
+});
+
+/** One `toolbelt` CLI process; resolves with its exit code and output. */
+function toolbelt(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, TOOLBELT_STORE_URL: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, out }));
+  });
+}
+
+describe('separate processes', () => {
+  (PG_MISSING ? it.skip : it)(
+    'a change made by one `toolbelt run` process is undone by another on the same PostgreSQL store',
+    async () => {
+      await ensureDist();
+      const state = await tempDir('toolbelt-undo-cli-state-');
+      try {
+        const dir = fresh('cli');
+        const base = ['--workspace', ws.dir, '--session', 's1', '--store', pg!.url, '--store-namespace', dir];
+        const env = { TOOLBELT_STATE_DIR: state.dir };
+        const file = `${dir}.txt`;
+        await writeFile(path.join(ws.dir, file), 'before\n');
+        expect((await toolbelt(['run', 'read', JSON.stringify({ filePath: file }), ...base], env)).code).toBe(0);
+        const w = await toolbelt(
+          ['run', 'write', JSON.stringify({ filePath: file, content: 'after\n' }), ...base],
+          env,
+        );
+        expect(w.code).toBe(0);
+        expect(await readFile(path.join(ws.dir, file), 'utf8')).toBe('after\n');
+        // A third process: it has only the store to know what the second one changed.
+        const u = await toolbelt(['run', 'undo_file', JSON.stringify({ path: file }), ...base], env);
+        expect(u.out).toMatch(/Undid the write of .* \(call [^)]+\): restored .* \(7 bytes\)\./);
+        expect(u.code).toBe(0);
+        expect(await readFile(path.join(ws.dir, file), 'utf8')).toBe('before\n');
+      } finally {
+        await state.cleanup();
+      }
+    },
+    180_000,
+  );
 });
