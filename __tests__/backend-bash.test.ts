@@ -1,8 +1,8 @@
 /**
  * bash over a backend: deepagents' LocalShellBackend runs the command through its `execute` (never
  * our local spawn); a backend without `execute` gets no bash (it refuses in a sentence, and says so as
- * `unavailable`, nor bash_output / bash_kill: background jobs are in backend-jobs.test.ts); host-only
- * file tools (undo) are not offered on a backend; the policy judges a backend's paths as the backend's.
+ * `unavailable`, nor bash_output / bash_kill: background jobs are in backend-jobs.test.ts); undo on a
+ * backend looks at the backend's changes only; the policy judges a backend's paths as the backend's.
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -101,14 +101,12 @@ describe('bash given a backend without execute never runs on the host', () => {
   });
 });
 
-describe('host-only file tools are not offered on a backend', () => {
-  it('undo_file says why instead of touching this host', async () => {
+describe('undo on a backend works on the backend, never on this host', () => {
+  it("undo_file looks only at the backend's recorded changes (backend-undo.test.ts has the rest)", async () => {
     const backend = new StoreBackend({ store: new InMemoryStore(), namespace: ['y'] });
     const registry = registerBuiltinTools(createRegistry());
     const u = await registry.execute('undo_file', { path: 'a.txt' }, { sessionID: 's' }, { backend });
-    expect(u.error).toBe(
-      "undo_file is not available when the files live on a backend: it works on this host's workspace only, and the agent's files are elsewhere.",
-    );
+    expect(u.error).toMatch(/^No change to a\.txt is recorded for undo \(undo remembers the last 100 changes/);
   });
 });
 
@@ -141,15 +139,14 @@ describe("the policy judges a backend path as the backend's, never as a host pat
 });
 
 describe('not offered means not offered: registry.tools() and the AI SDK leave out what cannot run', () => {
-  it('over a backend without execute: no bash, bash_output, bash_kill or undo; unavailable() says why', async () => {
+  it('over a backend without execute: no bash, bash_output or bash_kill (undo is offered); unavailable() says why', async () => {
     const backend = new StoreBackend({ store: new InMemoryStore(), namespace: ['z'] });
     const registry = registerBuiltinTools(createRegistry());
     const initCtx = { backend };
     const names = (await registry.tools({ initCtx })).map((t) => t.name);
     const unavailable = await registry.unavailable(initCtx);
-    expect(unavailable.map((u) => u.id).sort()).toEqual(
-      ['bash', 'bash_kill', 'bash_output', 'task', 'undo_file', 'undo_turn'].sort(),
-    );
+    expect(unavailable.map((u) => u.id).sort()).toEqual(['bash', 'bash_kill', 'bash_output', 'task'].sort());
+    expect(names).toEqual(expect.arrayContaining(['undo_file', 'undo_turn']));
     expect(unavailable.find((u) => u.id === 'bash')!.reason).toBe(
       'bash is not available: the files live on the backend StoreBackend, which cannot run commands (it has no execute method and id), and a command run on this host would not see them. Use the file tools, or give the agent a sandbox backend.',
     );

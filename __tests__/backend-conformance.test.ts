@@ -9,17 +9,10 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { readFile, writeFile, access } from 'node:fs/promises';
 import path from 'node:path';
-import { AIMessage, ToolMessage } from '@langchain/core/messages';
-import { Annotation, InMemoryStore, MemorySaver, MessagesAnnotation, StateGraph } from '@langchain/langgraph';
-import { ToolNode } from '@langchain/langgraph/prebuilt';
-import { CompositeBackend, FilesystemBackend, StateBackend, StoreBackend } from 'deepagents';
+import { InMemoryStore, MemorySaver } from '@langchain/langgraph';
+import { CompositeBackend, FilesystemBackend, StoreBackend } from 'deepagents';
 import { tempDir } from './helpers.js';
-import { createRegistry, registerBuiltinTools, type Tool } from '../src/index.js';
-
-interface Outcome {
-  ok: boolean;
-  output: string;
-}
+import { direct, stateGraph, type Outcome } from './backend-harness.js';
 
 interface Harness {
   name: string;
@@ -32,70 +25,6 @@ const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
   for (const c of cleanups) await c();
 });
-
-/** A harness running calls through `registry.execute` with `initCtx`. */
-function direct(name: string, initCtx: Tool.InitContext): Harness {
-  const registry = registerBuiltinTools(createRegistry({ loopGuard: false }));
-  return {
-    name,
-    async call(tool, args, session = 's1') {
-      const u = await registry.execute(tool, args, { sessionID: session }, initCtx);
-      return { ok: u.success, output: u.success ? u.result.output : (u.error ?? '') };
-    },
-    close: async () => undefined,
-  };
-}
-
-/** Files in LangGraph state, as deepagents keeps them: path -> FileData, null deletes. */
-function filesReducer(
-  current: Record<string, unknown> | undefined,
-  update: Record<string, unknown> | undefined,
-): Record<string, unknown> {
-  const out = { ...(current ?? {}) };
-  for (const [k, v] of Object.entries(update ?? {})) {
-    if (v === null) delete out[k];
-    else out[k] = v;
-  }
-  return out;
-}
-
-const GraphState = Annotation.Root({
-  ...MessagesAnnotation.spec,
-  files: Annotation<Record<string, unknown>>({ reducer: filesReducer, default: () => ({}) }),
-});
-
-/** Our tools in a LangGraph graph (ToolNode) over StateBackend, checkpointed by `saver` on one thread. */
-async function stateGraph(saver: MemorySaver, thread: string) {
-  const registry = registerBuiltinTools(createRegistry({ loopGuard: false }));
-  const sessions = new Map<string, Awaited<ReturnType<typeof registry.tools>>>();
-  const backend = new StateBackend();
-  const toolsFor = async (session: string) => {
-    let tools = sessions.get(session);
-    if (!tools)
-      sessions.set(
-        session,
-        (tools = await registry.tools({ initCtx: { backend }, createContext: () => ({ sessionID: session }) })),
-      );
-    return tools;
-  };
-  let n = 0;
-  const call = async (tool: string, args: Record<string, unknown>, session = 's1'): Promise<Outcome> => {
-    const tools = await toolsFor(session);
-    const graph = new StateGraph(GraphState)
-      .addNode('tools', new ToolNode(tools, { handleToolErrors: true }))
-      .addEdge('__start__', 'tools')
-      .compile({ checkpointer: saver });
-    const id = `call-${thread}-${++n}-${Math.random().toString(36).slice(2)}`;
-    const out = await graph.invoke(
-      { messages: [new AIMessage({ content: '', tool_calls: [{ id, name: tool, args }] })] },
-      { configurable: { thread_id: thread } },
-    );
-    const msg = out.messages.find((m) => ToolMessage.isInstance(m) && m.tool_call_id === id) as ToolMessage | undefined;
-    if (!msg) throw new Error(`no ToolMessage for ${tool}`);
-    return { ok: msg.status !== 'error', output: String(msg.content) };
-  };
-  return { call, registry };
-}
 
 async function harnesses(): Promise<Harness[]> {
   const local = await tempDir('conf-local-');

@@ -180,6 +180,33 @@ if (process.env.STORE_BENCH_PG === '0') {
         `${tool.padEnd(15)} p50 = ${p50s[tool].toFixed(2)} ms, of which ${flush.toFixed(2)} ms is the disk's flush (INSERT minus SELECT 1 p50); ${Math.max(0, p50s[tool] - flush).toFixed(2)} ms without it`,
       );
     }
+    // Undo history on the store: each write saves one ~undo record (its earlier 1 KB content, base64)
+    // and then trims the namespace's records past MAX_UNDO_RECORDS, vs the same writes without a store.
+    for (const [label, st] of [
+      ['in-process', undefined],
+      ['PostgresStore', store],
+    ]) {
+      const w = createRegistry({ store: st, namespace: st ? ['bench-undo'] : undefined, loopGuard: false });
+      registerBuiltinTools(w, ['write', 'read']);
+      const file = `undo-${label}.txt`;
+      writeFileSync(path.join(ws, file), 'x'.repeat(1024));
+      await w.execute('read', { filePath: file }, { sessionID: 'bench' }, initCtx);
+      const ms = [];
+      for (let i = 0; i < 300; i++) {
+        const t = performance.now();
+        const res = await w.execute(
+          'write',
+          { filePath: file, content: `${i}`.padEnd(1024, 'y') },
+          { sessionID: 'bench' },
+          initCtx,
+        );
+        ms.push(performance.now() - t);
+        if (!res.success) throw new Error(res.error);
+      }
+      console.log(
+        `write (undo record) ${label.padEnd(13)}: p50 ${pct(ms.slice(20), 50).toFixed(2)} ms, p99 ${pct(ms.slice(20), 99).toFixed(2)} ms`,
+      );
+    }
     await store.close();
   } finally {
     pg.stop();

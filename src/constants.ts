@@ -56,6 +56,7 @@ export { MAX_BACKEND_FILE_CHARS, MAX_BACKEND_ENTRIES, MAX_BACKEND_OUTPUT_CHARS }
 export { BACKEND_READ_DEFAULT_LIMIT } from './backend/local.js';
 export { MAX_BACKEND_MOVE_FILES } from './tools/files/backend/move.js';
 export { MAX_REMEMBERED_BACKEND_CHARS } from './tools/files/backend/common.js';
+export { MAX_BACKEND_UNDO_FILES } from './tools/files/backend/history.js';
 export { MAX_BACKEND_GREP_FILES, MAX_BACKEND_GREP_CHARS } from './tools/grep/backend.js';
 export {
   MEMORY_TOOLS,

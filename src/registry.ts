@@ -63,7 +63,7 @@ export interface RegistryOptions {
   /** The OS sandbox for bash and the processes built-in tools start (docs/sandbox.md); default mode `off`. */
   sandbox?: SandboxOptions;
   /**
-   * Where state that outlives the process lives (todo lists, memory notes, pending calls): any
+   * Where state that outlives the process lives (todo lists, memory notes, pending calls, undo history): any
    * LangGraph `BaseStore`, or `openStore(url)`. Default: in this process (memory notes as files).
    */
   store?: ToolStore;

@@ -1,7 +1,7 @@
 /**
  * What a model sees over a backend, through each real provider class against the loopback mock of
- * its API: over a backend without execute, the tool list the model receives has no bash, bash_output,
- * bash_kill or undo tool (registry.tools() leaves out what cannot run there); over deepagents'
+ * its API: over a backend without execute, the tool list the model receives has no bash, bash_output
+ * or bash_kill (registry.tools() leaves out what cannot run there) and has undo (it can); over deepagents'
  * LocalShellBackend, a model starts a background job, reads that it is running, and stops it.
  */
 import { it, expect, beforeEach, afterEach } from '@jest/globals';
@@ -46,7 +46,7 @@ function resultIn(requests: RecordedRequest[], n: number): string {
 }
 
 for (const api of APIS) {
-  it(`${api}: over a backend without execute the model is not offered bash, its job tools or undo`, async () => {
+  it(`${api}: over a backend without execute the model is not offered bash or its job tools, and is offered undo`, async () => {
     const backend = new StoreBackend({ store: new InMemoryStore(), namespace: ['files'] });
     const initCtx = { backend };
     const mock = await startMockProvider([{ text: 'ok' }]);
@@ -57,10 +57,13 @@ for (const api of APIS) {
     expect(mock.requests.filter((r) => r.refused)).toEqual([]);
     const sent = sentTools(api, mock.requests[0].body).map((t) => t.name);
     const unavailable = (await registry.unavailable(initCtx)).map((u) => u.id);
-    expect(unavailable).toEqual(expect.arrayContaining(['bash', 'bash_output', 'bash_kill', 'undo_file', 'undo_turn']));
+    expect(unavailable).toEqual(expect.arrayContaining(['bash', 'bash_output', 'bash_kill']));
+    // StoreBackend has readRaw, write and delete: undo works there (backend-undo.test.ts).
+    expect(unavailable).not.toContain('undo_file');
+    expect(unavailable).not.toContain('undo_turn');
     for (const id of unavailable) expect(sent).not.toContain(id);
     expect(sent).toEqual(registry.ids().filter((id) => !unavailable.includes(id)));
-    expect(sent).toEqual(expect.arrayContaining(['read', 'write', 'edit', 'grep']));
+    expect(sent).toEqual(expect.arrayContaining(['read', 'write', 'edit', 'grep', 'undo_file', 'undo_turn']));
   });
 
   it(`${api}: over LocalShellBackend the model starts a background job, reads it running, and stops it`, async () => {

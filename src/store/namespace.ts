@@ -24,6 +24,7 @@ export const STATE_KINDS = {
   pending: '~pending',
   approvals: '~approvals',
   httpCache: '~http-cache',
+  undo: '~undo',
 } as const;
 export type StateKind = keyof typeof STATE_KINDS;
 

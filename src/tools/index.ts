@@ -95,6 +95,7 @@ const ENTRIES: Entry[] = [
     danger: 'moderate',
     family: 'files',
     load: async () => (await import('./files/undo.js')).UndoFileTool,
+    onBackend: async () => (await import('./files/backend/undo.js')).BackendUndoFileTool,
   },
   {
     id: 'undo_turn',
@@ -102,6 +103,7 @@ const ENTRIES: Entry[] = [
     danger: 'moderate',
     family: 'files',
     load: async () => (await import('./files/undo.js')).UndoTurnTool,
+    onBackend: async () => (await import('./files/backend/undo.js')).BackendUndoTurnTool,
   },
   {
     id: 'file_info',
@@ -268,8 +270,8 @@ function load(entry: Entry, onBackend = false): Promise<Tool.Info> {
 }
 
 /**
- * A file tool with no backend version, asked for over a backend (undo_file, undo_turn): it would
- * act on this host's files, so it is not offered; it says why.
+ * A file tool with no backend version, asked for over a backend: it would act on this host's files,
+ * so it is not offered; it says why. (Every file tool has a backend version today.)
  */
 async function notOnBackend(entry: Entry): Promise<Tool.Initialized> {
   const { z } = await import('zod');
@@ -280,6 +282,34 @@ async function notOnBackend(entry: Entry): Promise<Tool.Initialized> {
     parameters: z.object({}).passthrough(),
     unavailable,
     execute: () => Promise.reject(new Error(unavailable)),
+  };
+}
+
+/** The tools that record changes for undo (src/undo-log.ts). */
+const RECORDS_UNDO = new Set(['write', 'edit', 'move', 'delete']);
+
+/**
+ * `tool` (one that records changes for undo) answering only once its undo records are saved in the
+ * store, when one is bound: a record that could not be saved is said in the result. Without a store
+ * the wait is one WeakMap lookup.
+ */
+async function savesUndo(entry: Entry, tool: Tool.Initialized): Promise<Tool.Initialized> {
+  if (!RECORDS_UNDO.has(entry.id) || tool.unavailable) return tool;
+  const { undoSavesOf } = await import('../undo-log.js');
+  const execute = tool.execute.bind(tool);
+  return {
+    ...tool,
+    execute: async (args, ctx) => {
+      let result: Awaited<ReturnType<typeof execute>>;
+      try {
+        result = await execute(args, ctx);
+      } catch (err) {
+        await undoSavesOf(ctx);
+        throw err;
+      }
+      const note = await undoSavesOf(ctx);
+      return note ? { ...result, output: `${result.output}\n\n${note}` } : result;
+    },
   };
 }
 
@@ -297,11 +327,11 @@ function lazyInfo(entry: Entry, descriptionPath: string): Tool.Info {
           // After the tool's module: it has loaded common.js already (imports one at a time).
           const info = await load(entry, true);
           const { answerStops } = await import('./files/backend/common.js');
-          return answerStops(await info.init(initCtx));
+          return savesUndo(entry, answerStops(await info.init(initCtx)));
         }
         if (entry.family === 'files') return notOnBackend(entry);
       }
-      return (await load(entry)).init(initCtx);
+      return savesUndo(entry, await (await load(entry)).init(initCtx));
     },
   };
 }

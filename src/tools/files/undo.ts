@@ -11,16 +11,21 @@ import { descriptionBeside } from '../../description.js';
 import { tenantOf } from '../../tenant.js';
 import type { ReadTracker } from '../../read-tracker.js';
 import { Workspace, withFileLock } from '../../workspace.js';
+import type { Tenant } from '../../tenant.js';
 import {
   MAX_UNDO_BYTES,
   MAX_UNDO_RECORDS,
   currentState,
   fileState,
+  forgetChanges,
+  lastFor,
+  lastTurn,
   restoreState,
   sameState,
   type EntryState,
-  undoLogOf,
-  type UndoLog,
+  type UndoCallContext,
+  type UndoHistory,
+  undoHistory,
   type UndoRecord,
 } from '../../undo-log.js';
 
@@ -33,7 +38,12 @@ const fileParameters = z.object({
 });
 const turnParameters = z.object({});
 
-const NOT_RECORDED = `(undo remembers the last ${MAX_UNDO_RECORDS} changes made by write, edit, move and delete in this session, up to ${MAX_UNDO_BYTES} bytes of earlier content; changes made through bash are not recorded)`;
+/** The sentences naming store records undo could not read, after `text` (none: `text` itself). */
+export function withUnreadable(text: string, history: UndoHistory): string {
+  return history.unreadable.length ? `${text}\n\n${history.unreadable.join('\n')}` : text;
+}
+
+export const NOT_RECORDED = `(undo remembers the last ${MAX_UNDO_RECORDS} changes made by write, edit, move and delete in this session, up to ${MAX_UNDO_BYTES} bytes of earlier content; changes made through bash are not recorded)`;
 
 export const UndoFileTool = Tool.define(
   {
@@ -51,12 +61,16 @@ export const UndoFileTool = Tool.define(
       async execute(args: z.infer<typeof fileParameters>, ctx) {
         const abs = await ws.resolveEntry(args.path, 'write');
         const shown = ws.display(abs);
-        const record = undoLogOf(tenant).lastFor(ctx.sessionID, abs);
-        if (!record) throw new Error(`No change to ${shown} is recorded for undo ${NOT_RECORDED}. Nothing was undone.`);
-        const lines = await undoRecords(ws, undoLogOf(tenant), tenant.readTracker, [record], ctx.sessionID);
+        const history = await undoHistory(tenant, ctx, 'local');
+        const record = lastFor(history.records, ctx.sessionID, abs);
+        if (!record)
+          throw new Error(
+            withUnreadable(`No change to ${shown} is recorded for undo ${NOT_RECORDED}. Nothing was undone.`, history),
+          );
+        const lines = await undoRecords(ws, tenant, ctx, [record]);
         return {
           title: `undo ${shown}`,
-          output: `Undid the ${record.summary} (call ${record.callID}): ${lines[0]}`,
+          output: withUnreadable(`Undid the ${record.summary} (call ${record.callID}): ${lines.join(' ')}`, history),
           metadata: { undone: [undoneMeta(record)], truncated: false },
         };
       },
@@ -78,16 +92,25 @@ export const UndoTurnTool = Tool.define(
       description: 'Undo every file change (write, edit, move, delete) of your previous turn, newest first.',
       parameters: turnParameters,
       async execute(_args: z.infer<typeof turnParameters>, ctx) {
-        const records = undoLogOf(tenant).lastTurn(ctx.sessionID, ctx.messageID);
+        const history = await undoHistory(tenant, ctx, 'local');
+        const records = lastTurn(history.records, ctx.sessionID, ctx.messageID);
         if (!records.length)
-          throw new Error(`No earlier turn of this session changed files ${NOT_RECORDED}. Nothing was undone.`);
-        const lines = await undoRecords(ws, undoLogOf(tenant), tenant.readTracker, records, ctx.sessionID);
+          throw new Error(
+            withUnreadable(
+              `No earlier turn of this session changed files ${NOT_RECORDED}. Nothing was undone.`,
+              history,
+            ),
+          );
+        const lines = await undoRecords(ws, tenant, ctx, records);
         const n = records.length;
         return {
           title: `undo turn (${n} change${n === 1 ? '' : 's'})`,
-          output:
+          output: withUnreadable(
             `Undid ${n} change${n === 1 ? '' : 's'} of the previous turn, newest first:\n` +
-            records.map((r, i) => `- ${r.summary} (call ${r.callID}): ${lines[i]}`).join('\n'),
+              records.map((r, i) => `- ${r.summary} (call ${r.callID}): ${lines[i]}`).join('\n') +
+              (lines.length > records.length ? `\n${lines.slice(records.length).join(' ')}` : ''),
+            history,
+          ),
           metadata: { turn: records[0].turn, undone: records.map(undoneMeta), truncated: false },
         };
       },
@@ -99,23 +122,38 @@ function undoneMeta(r: UndoRecord): Record<string, unknown> {
   return { tool: r.tool, callID: r.callID, paths: r.effects.map((e) => e.shown) };
 }
 
-/**
- * Undoes `records` (newest first) all or nothing: every path is locked and checked before anything
- * is changed. Returns one line per record saying what was restored.
- */
-async function undoRecords(
-  ws: Workspace,
-  log: UndoLog,
-  readTracker: ReadTracker,
-  records: UndoRecord[],
-  sessionID: string,
-): Promise<string[]> {
+/** Refuses a batch holding a change whose earlier state was not kept (the same sentence on every backend). */
+export function refuseLost(records: readonly UndoRecord[]): void {
   const lost = records.find((r) => r.lost);
   if (lost) {
     throw new Error(
       `The ${lost.summary} (call ${lost.callID}) cannot be undone: ${lost.lost}. Nothing was undone; restore it another way (e.g. from version control).`,
     );
   }
+}
+
+/** The refusal for a path that is no longer what the change left (the same sentence on every backend). */
+export function changedSince(shown: string, r: UndoRecord, now: EntryState): Error {
+  return new Error(
+    `${shown} changed since the ${r.summary} (call ${r.callID}): it ${describe(now)}, not what that change left. ` +
+      'Nothing was undone; read the file and make the change you want with edit or write instead.',
+  );
+}
+
+/**
+ * Undoes `records` (newest first) all or nothing: every path is locked and checked before anything
+ * is changed. Returns one line per record saying what was restored (and, when a store record could
+ * not be removed, a last line saying so).
+ */
+async function undoRecords(
+  ws: Workspace,
+  tenant: Tenant,
+  ctx: UndoCallContext,
+  records: UndoRecord[],
+): Promise<string[]> {
+  const readTracker: ReadTracker = tenant.readTracker;
+  const sessionID = ctx.sessionID;
+  refuseLost(records);
   const paths = [...new Set(records.flatMap((r) => r.effects.map((e) => e.path)))].sort();
   // A path must still resolve to itself: a link planted since must not redirect the restore.
   for (const p of paths) {
@@ -128,10 +166,10 @@ async function undoRecords(
     await checkUnchanged(records);
     const lines: string[] = [];
     for (const r of records) lines.push(await undoOne(r));
-    log.remove(records);
+    const note = await forgetChanges(tenant, ctx, records);
     for (const r of records)
       for (const e of r.effects) if (e.before.type === 'file') await readTracker.recordNow(sessionID, e.path);
-    return lines;
+    return note ? [...lines, note] : lines;
   });
 }
 
@@ -141,12 +179,7 @@ async function checkUnchanged(records: UndoRecord[]): Promise<void> {
   for (const r of records) {
     for (const e of r.effects) {
       const now = virtualState(virtual, e.path) ?? (await currentState(e.path, e.after));
-      if (!sameState(e.after, now)) {
-        throw new Error(
-          `${e.shown} changed since the ${r.summary} (call ${r.callID}): it ${describe(now)}, not what that change left. ` +
-            'Nothing was undone; read the file and make the change you want with edit or write instead.',
-        );
-      }
+      if (!sameState(e.after, now)) throw changedSince(e.shown, r, now);
     }
     for (const e of r.effects) virtual.set(e.path, e.before);
   }

@@ -47,12 +47,27 @@ export function trackKey(g: GuardedBackend, p: string): string {
   return `backend#${n}:${p}`;
 }
 
+/** The undo log's domain of a backend in this process (its changes never mix with host paths, or another backend's). */
+export function backendDomain(g: GuardedBackend): string {
+  return trackKey(g, '').slice(0, -1);
+}
+
+/** The text hashed last and its SHA-256: a tool that stamps a text and then records it for undo hashes it once. */
+let lastText: string | undefined;
+let lastDigest: Buffer | undefined;
+
+/** The SHA-256 of `text` (UTF-8). */
+export function textDigest(text: string): Buffer {
+  if (text !== lastText || !lastDigest) {
+    lastDigest = createHash('sha256').update(text, 'utf8').digest();
+    lastText = text;
+  }
+  return lastDigest;
+}
+
 /** A file version's stamp from its content (SHA-256), in the read tracker's shape. */
 export function contentStamp(file: BackendFile): FileStamp {
-  const h = createHash('sha256');
-  if (file.text !== undefined) h.update(file.text, 'utf8');
-  else h.update(file.bytes!);
-  const d = h.digest();
+  const d = file.text !== undefined ? textDigest(file.text) : createHash('sha256').update(file.bytes!).digest();
   return {
     mtimeNs: d.readBigUInt64BE(0),
     size: BigInt(file.text?.length ?? file.bytes!.length),

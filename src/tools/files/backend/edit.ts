@@ -26,6 +26,7 @@ import {
   textOf,
   trackKey,
 } from './common.js';
+import { recordBackendChange, textState } from './history.js';
 
 export const BackendEditTool = Tool.define(
   {
@@ -60,6 +61,9 @@ export const BackendEditTool = Tool.define(
           }
           await g.write(p, args.newString, ctx.abort);
           recordSeen(readTracker, ctx.sessionID, key, { text: args.newString });
+          recordBackendChange(initCtx, g, ctx, 'edit', `edit of ${shown}`, [
+            { path: p, shown, before: { type: 'absent' }, after: textState(args.newString, false) },
+          ]);
           const d = diffOfReplacements(shown, '', [{ start: 0, end: 0, replacement: args.newString }]).summary;
           return {
             title: shown,
@@ -105,6 +109,9 @@ export const BackendEditTool = Tool.define(
           await replaceContent(g, p, raw, final, ctx.abort);
         }
         recordSeenParts(readTracker, ctx.sessionID, key, crlf ? [final] : partsOf(raw, ranges));
+        recordBackendChange(initCtx, g, ctx, 'edit', `edit of ${shown}`, [
+          { path: p, shown, before: textState(raw, true), after: textState(final, false) },
+        ]);
         const result = edited(shown, d, ranges.length, startLines[0], matcher, score);
         return { ...result, metadata: { ...result.metadata, backend: g.name } };
       },

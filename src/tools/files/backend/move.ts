@@ -11,6 +11,8 @@ import { tenantOf } from '../../../tenant.js';
 import { descriptionBeside } from '../../../description.js';
 import type { GuardedBackend } from '../../../backend/guard.js';
 import { assertSeenFresh, backendOf, backendPath, entryAt, recordSeen, shownPath, textOf, trackKey } from './common.js';
+import type { EntryState, UndoEffect } from '../../../undo-log.js';
+import { recordBackendChange, sameContent, textState } from './history.js';
 
 /** Most files one move over a backend copies (each is a read and a write there). */
 export const MAX_BACKEND_MOVE_FILES = 1000;
@@ -89,8 +91,44 @@ export const BackendMoveTool = Tool.define(
           throw new Error(
             `${shownFrom} holds ${pairs.length} files, above the ${MAX_BACKEND_MOVE_FILES} one move copies on a backend (it has no rename); nothing was moved. Move its subdirectories one by one.`,
           );
-        await copyAll(g, pairs, source.kind === 'file' ? source.file.text : undefined, ctx.abort);
+        const texts = await copyAll(g, pairs, source.kind === 'file' ? source.file.text : undefined, ctx.abort);
         await g.delete(from, ctx.abort);
+        // For undo: each file's text left its old path for the new one (and replaced what was there).
+        let replaced: EntryState = { type: 'absent' };
+        let lost: string | undefined;
+        if (target.kind === 'file') {
+          if (target.file.text !== undefined) replaced = textState(target.file.text, true);
+          else
+            lost = `the file it replaced at ${shownTo} held binary content, which the backend's write cannot put back`;
+        }
+        const effects: UndoEffect[] = pairs.flatMap(([src, dst], i) => {
+          const before = textState(texts[i], true);
+          return [
+            { path: src, shown: shownPath(src), before, after: { type: 'absent' } },
+            {
+              path: dst,
+              shown: shownPath(dst),
+              before: i === 0 ? replaced : { type: 'absent' },
+              after: sameContent(before),
+            },
+          ];
+        });
+        // A directory's two paths are named by their own effects (undo_file of either finds the move);
+        // only its files are restored (a backend has no empty directories to make or remove).
+        if (source.kind === 'dir')
+          effects.unshift(
+            { path: from, shown: shownFrom, before: { type: 'directory', mode: 0 }, after: { type: 'absent' } },
+            { path: to, shown: shownTo, before: { type: 'directory', mode: 0 }, after: { type: 'directory', mode: 0 } },
+          );
+        recordBackendChange(
+          initCtx,
+          g,
+          ctx,
+          'move',
+          `move of ${shownFrom} to ${shownTo}`,
+          effects,
+          lost ? { lost } : {},
+        );
         if (source.kind === 'file' && readTracker.lastRead(ctx.sessionID, fromKey))
           recordSeen(readTracker, ctx.sessionID, trackKey(g, to), source.file);
         const kind = source.kind === 'dir' ? 'directory' : 'file';
@@ -111,14 +149,15 @@ export const BackendMoveTool = Tool.define(
   },
 );
 
-/** Copies every pair; on a failure removes the copies already made (new paths only) and rethrows. */
+/** Copies every pair and answers the texts copied; on a failure removes the copies already made (new paths only) and rethrows. */
 async function copyAll(
   g: GuardedBackend,
   pairs: Array<[string, string]>,
   knownText: string | undefined,
   signal: AbortSignal,
-): Promise<void> {
+): Promise<string[]> {
   const made: string[] = [];
+  const texts: string[] = [];
   try {
     for (const [src, dst] of pairs) {
       if (signal.aborted) throw new Error('move was aborted; nothing was moved.');
@@ -130,9 +169,11 @@ async function copyAll(
       }
       await g.write(dst, text, signal);
       made.push(dst);
+      texts.push(text);
     }
   } catch (err) {
     for (const dst of made) await g.delete(dst, new AbortController().signal).catch(() => undefined);
     throw err;
   }
+  return texts;
 }

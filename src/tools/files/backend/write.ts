@@ -20,6 +20,7 @@ import {
   textOf,
   trackKey,
 } from './common.js';
+import { recordBackendChange, textState } from './history.js';
 
 export const BackendWriteTool = Tool.define(
   {
@@ -55,6 +56,14 @@ export const BackendWriteTool = Tool.define(
         if (ctx.abort.aborted) throw new Error('write was aborted; nothing was written.');
         await replaceContent(g, p, entry.kind === 'file' ? before : undefined, args.content, ctx.abort);
         recordSeen(readTracker, ctx.sessionID, key, { text: args.content });
+        recordBackendChange(initCtx, g, ctx, 'write', `write of ${shown}`, [
+          {
+            path: p,
+            shown,
+            before: entry.kind === 'file' ? textState(before, true) : { type: 'absent' },
+            after: textState(args.content, false),
+          },
+        ]);
         const created = entry.kind === 'missing';
         const result = writeResult(shown, before, args.content, bytes, created);
         return { ...result, metadata: { ...result.metadata, backend: g.name } };
