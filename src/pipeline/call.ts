@@ -35,6 +35,8 @@ export interface PipelineHost {
    * hop): undefined to go on, else why not. Tools reach it as `ctx.checkUrl`.
    */
   checkUrl?(call: AuthorizeCall, url: string): Promise<string | undefined>;
+  /** The policy's filter of the paths a running search walks (`ctx.readFilter`); undefined when nothing can be refused. */
+  readFilter?(call: AuthorizeCall): Promise<Tool.ReadFilter | undefined>;
   /**
    * Told the output of every call that ran (before the output cap): the loop guard's record.
    * Returns a refusal that replaces the result (a read-only repeat whose result did not change).
@@ -156,6 +158,11 @@ class CallContext implements Tool.Context {
   /** A method, not a per-call closure: plain calls pay nothing for it. */
   checkUrl(url: string): Promise<string | undefined> {
     return this[CALL].checkUrl(url);
+  }
+
+  /** A method too: only the search tools call it. */
+  readFilter(): Promise<Tool.ReadFilter | undefined> {
+    return this[CALL].readFilter();
   }
 }
 
@@ -318,6 +325,13 @@ class Call {
     const { toolId, callID, req, host } = this;
     if (!host.checkUrl) return Promise.resolve(undefined);
     return host.checkUrl({ toolId, callID, rawArgs: req.args, args: this.args, ctx: req.ctx }, url);
+  }
+
+  /** Asks the host which paths this call's walk must leave out; none when the host judges none. */
+  readFilter(): Promise<Tool.ReadFilter | undefined> {
+    const { toolId, callID, req, host } = this;
+    if (!host.readFilter) return Promise.resolve(undefined);
+    return host.readFilter({ toolId, callID, rawArgs: req.args, args: this.args, ctx: req.ctx });
   }
 
   /** The signal handed to the tool: a tool that asked for it is given time to stop on its own. */

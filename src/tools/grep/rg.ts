@@ -209,10 +209,11 @@ class RgOutputReader {
     const { o } = this;
     if (o.isFile) return abs === o.target;
     if (!abs.startsWith(o.target + path.sep)) return false; // never report anything rg should not have walked into
-    if (!o.include) return true;
     let ok = this.includeCache.get(abs);
     if (ok === undefined) {
-      ok = o.include.matches(path.relative(o.target, abs).split(path.sep).join('/'));
+      ok = !o.include || o.include.matches(path.relative(o.target, abs).split(path.sep).join('/'));
+      // rg read it; the policy decides whether the model sees it (judged by its real path).
+      if (ok && o.filter?.skips(abs, false)) ok = false;
       this.includeCache.set(abs, ok);
     }
     return ok;
