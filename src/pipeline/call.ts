@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Tool } from '../tool.js';
-import { DEFAULT_MAX_BYTES, mayNeedTruncation, truncateOutput, type TruncateOptions } from '../truncate.js';
+import { capsFor, DEFAULT_MAX_BYTES, mayNeedTruncation, truncateOutput, type TruncateOptions } from '../truncate.js';
 import { parseArgumentsWithRepairs, type ArgumentRepair } from './arguments.js';
 import type { Deadline, DeadlineQueue } from './deadlines.js';
 import type { Semaphore } from './semaphore.js';
@@ -464,8 +464,10 @@ class Call {
       else if (!final.output.includes(message)) final.output = `${final.output}\n\nError: ${message}`;
       return this.finish(message, final);
     }
-    if (metadata.truncated === undefined && mayNeedTruncation(final.output, host.truncate)) {
-      return truncateOutput(final.output, toolId, host.truncate).then(
+    // What a tool says about its own output never switches the cap off (truncate.ts capsFor).
+    const caps = capsFor(metadata.truncated, host.truncate);
+    if (mayNeedTruncation(final.output, caps)) {
+      return truncateOutput(final.output, toolId, caps).then(
         (capped) => {
           if (capped.truncated) {
             final.output = capped.output;
@@ -481,7 +483,7 @@ class Call {
             message: `Could not save the full output: ${err.message}`,
             timestamp: Date.now(),
           });
-          const cut = final.output.slice(0, host.truncate.maxBytes ?? DEFAULT_MAX_BYTES);
+          const cut = final.output.slice(0, caps.maxBytes ?? DEFAULT_MAX_BYTES);
           final.output = `${cut}\n\n... output truncated (the full output could not be saved: ${err.message}).`;
           final.metadata = { ...metadata, truncated: true };
           return this.finish(undefined, final);
