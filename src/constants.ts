@@ -12,6 +12,7 @@ export { ABORT_GRACE_MS } from './pipeline/call.js';
 export { TRACER_NAME, MAX_SPAN_CONTENT_CHARS } from './telemetry.js';
 export { STALE_TEMP_MIN_AGE_MS, STALE_TEMP_MAX_AGE_MS } from './atomic-write.js';
 export { SESSION_ID_PATTERN, MAX_SESSION_FILES } from './cli/session.js';
+export { CLI_MAX_SAVED_OUTPUTS, CLI_MAX_SAVED_OUTPUT_BYTES } from './cli/state.js';
 export { DEFAULT_MCP_HOST, MCP_HTTP_PATH, MCP_RESULT_META_CAPABILITY, MCP_SESSION_META_KEY } from './mcp/server.js';
 export {
   MAX_MCP_HTTP_SESSIONS,
