@@ -69,6 +69,35 @@ describe('glob with a huge listing', () => {
   });
 });
 
+describe('a failed call over the cap', () => {
+  const fails = Tool.define('fails', {
+    description: 'Reports an error with `size` bytes of output',
+    parameters: z.object({ size: z.number(), error: z.union([z.string(), z.boolean()]) }),
+    async execute(args) {
+      return { title: 'x', metadata: { error: args.error, truncated: false }, output: 'y'.repeat(args.size) };
+    },
+  });
+
+  it('is cut and saved like a success, and the error sentence stays after the cut', async () => {
+    const registry = createRegistry({ truncate: { maxBytes: 1000 } });
+    registry.register(fails, { permissions: { required: [] } });
+    try {
+      const said = await registry.execute('fails', { size: 60_000, error: 'The thing failed; try again.' });
+      expect(said.success).toBe(false);
+      expect(said.error).toBe('The thing failed; try again.');
+      expect(Buffer.byteLength(said.result.output)).toBeLessThan(2000);
+      expect(said.result.output).toMatch(/\.\.\. output truncated: .*\n\nError: The thing failed; try again\.$/s);
+      const saved = fs.readFileSync(said.result.metadata.outputPath as string, 'utf8');
+      expect(saved).toBe(`${'y'.repeat(60_000)}\n\nError: The thing failed; try again.`);
+      const flagged = await registry.execute('fails', { size: 60_000, error: true });
+      expect(flagged.success).toBe(false);
+      expect(Buffer.byteLength(flagged.result.output)).toBeLessThan(2000);
+    } finally {
+      await registry.dispose();
+    }
+  });
+});
+
 describe('a tool setting metadata.truncated itself', () => {
   const says = Tool.define('says', {
     description: 'Returns `size` bytes, saying truncated as told',

@@ -456,24 +456,31 @@ class Call {
       const loop = this.settledRefusal(final.output);
       if (loop !== undefined) return this.fail(loop);
     }
+    let error: string | undefined;
     if (metadata.error) {
       // The model reads `output`; make sure it carries the error, whatever else the tool wrote.
-      const message =
+      error =
         typeof metadata.error === 'string' ? metadata.error : final.output || `Tool "${toolId}" reported an error.`;
-      if (!final.output) final.output = message;
-      else if (!final.output.includes(message)) final.output = `${final.output}\n\nError: ${message}`;
-      return this.finish(message, final);
+      if (!final.output) final.output = error;
+      else if (!final.output.includes(error)) final.output = `${final.output}\n\nError: ${error}`;
     }
-    // What a tool says about its own output never switches the cap off (truncate.ts capsFor).
+    // What a tool says about its own output never switches the cap off (truncate.ts capsFor); a
+    // failed call's output is capped too.
     const caps = capsFor(metadata.truncated, host.truncate);
     if (mayNeedTruncation(final.output, caps)) {
+      // A cut keeps the head: the tool's own error sentence is put back after it.
+      const keepError = (): void => {
+        if (typeof metadata.error === 'string' && !final.output.includes(metadata.error))
+          final.output += `\n\nError: ${metadata.error}`;
+      };
       return truncateOutput(final.output, toolId, caps).then(
         (capped) => {
           if (capped.truncated) {
             final.output = capped.output;
             final.metadata = { ...metadata, truncated: true, outputPath: capped.outputPath };
+            keepError();
           }
-          return this.finish(undefined, final);
+          return this.finish(error, final);
         },
         (err: Error) => {
           // Saving the full output failed (disk full?): cut without the file rather than lose the call.
@@ -486,11 +493,12 @@ class Call {
           const cut = final.output.slice(0, caps.maxBytes ?? DEFAULT_MAX_BYTES);
           final.output = `${cut}\n\n... output truncated (the full output could not be saved: ${err.message}).`;
           final.metadata = { ...metadata, truncated: true };
-          return this.finish(undefined, final);
+          keepError();
+          return this.finish(error, final);
         },
       );
     }
-    return this.finish(undefined, final);
+    return this.finish(error, final);
   }
 
   /** The tool returned `Tool.pending`: the registry records the call and the model is told to go on. */
