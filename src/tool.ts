@@ -89,8 +89,9 @@ export namespace Tool {
   export interface ReadFilter {
     /**
      * Whether `abs` (an absolute path the walk found) must be left out; for a directory, whether
-     * every path under it is refused (the walk does not enter it). `real` is its real path when the
-     * caller knows it differs (a symlink); otherwise its directory's real path is looked up. Counts what it refuses.
+     * every path under it is refused (the walk does not enter it). `isDir` only for a real directory
+     * (a link to one is not). `real` is its real path when the caller knows it differs (a symlink);
+     * otherwise its directory's real path is looked up. Counts what it refuses.
      */
     skips(abs: string, isDir: boolean, real?: string): boolean;
     /** Paths left out so far (a directory left out counts once). */

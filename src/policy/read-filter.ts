@@ -5,10 +5,11 @@
  * call on that path would be judged, and counts what it leaves out without keeping the names.
  * Must not walk, read files or word a tool's result: the tools call `skips` and print `notice()`.
  */
-import { realpathSync } from 'node:fs';
+import { lstatSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { Tool } from '../tool.js';
 import { judge, type LayeredRules } from './evaluate.js';
+import { pathMatcher } from './glob.js';
 import type { PolicyAction, PolicyCheck, PolicySubject } from './types.js';
 
 /** Stands for "any name" below a directory: no file is called that, so a pattern matching it matches every name. */
@@ -21,6 +22,14 @@ export class ReadPathFilter implements Tool.ReadFilter {
   /** Real path of each directory met (one realpath per directory, not per file). */
   private readonly realDirs = new Map<string, string>();
 
+  /** Every root, given and real, for the inside test. */
+  private readonly allRoots: readonly string[];
+  /**
+   * Without `default: deny`, a path is refused exactly when a deny rule matches it (deny wins over
+   * every other row): those rules, compiled once, instead of the whole precedence per path.
+   */
+  private readonly denies?: ReadonlyArray<{ outside?: boolean; match: (value: string) => boolean }>;
+
   constructor(
     private readonly check: Omit<PolicyCheck, 'subject' | 'label'>,
     private readonly rules: LayeredRules,
@@ -28,10 +37,21 @@ export class ReadPathFilter implements Tool.ReadFilter {
     /** The workspace roots as given (main first) and as real paths. */
     private readonly roots: readonly string[],
     private readonly realRoots: readonly string[],
-  ) {}
+  ) {
+    this.allRoots = [...roots, ...realRoots];
+    if (fallback !== 'deny')
+      this.denies = [...rules.policy, ...rules.defaults]
+        .filter((r) => r.action === 'deny')
+        .map((r) => ({
+          outside: r.outsideWorkspace,
+          match: r.pattern === undefined ? () => true : pathMatcher(r.pattern),
+        }));
+  }
 
   skips(abs: string, isDir: boolean, real?: string): boolean {
     const realPath = real ?? this.realOf(abs);
+    // A directory the walk listed (a link is never one): its real path is known for its own entries.
+    if (isDir && !this.realDirs.has(abs)) this.realDirs.set(abs, realPath);
     const value = this.shown(abs);
     const realValue = realPath === abs ? value : this.shown(realPath);
     const outside = !this.inside(abs) || !this.inside(realPath);
@@ -58,6 +78,13 @@ export class ReadPathFilter implements Tool.ReadFilter {
   }
 
   private denied(value: string, realValue: string, outside: boolean): boolean {
+    if (this.denies) {
+      for (const d of this.denies) {
+        if (d.outside !== undefined && d.outside !== outside) continue;
+        if (d.match(value) || (realValue !== value && d.match(realValue))) return true;
+      }
+      return false;
+    }
     const subject: PolicySubject = { kind: 'path', value, outside };
     if (realValue !== value) subject.also = [realValue];
     const check = { ...this.check, subject, label: '' } as PolicyCheck;
@@ -67,29 +94,40 @@ export class ReadPathFilter implements Tool.ReadFilter {
   /** The real path of `abs`: its directory's real path (cached) plus its name. */
   private realOf(abs: string): string {
     const dir = path.dirname(abs);
-    let realDir = this.realDirs.get(dir);
-    if (realDir === undefined) {
-      try {
-        realDir = realpathSync.native(dir);
-      } catch {
-        realDir = dir; // vanished: judged as found
-      }
-      this.realDirs.set(dir, realDir);
-    }
+    const realDir = this.realDir(dir);
     return realDir === dir ? abs : path.join(realDir, path.basename(abs));
+  }
+
+  /**
+   * A directory's real path, cached. A walk meets a directory's parent first: then one lstat says
+   * whether the directory itself is a link, instead of a realpath (one readlink per component).
+   */
+  private realDir(dir: string): string {
+    let real = this.realDirs.get(dir);
+    if (real !== undefined) return real;
+    const parentReal = this.realDirs.get(path.dirname(dir));
+    try {
+      real =
+        parentReal !== undefined && !lstatSync(dir).isSymbolicLink()
+          ? path.join(parentReal, path.basename(dir))
+          : realpathSync.native(dir);
+    } catch {
+      real = dir; // vanished: judged as found
+    }
+    this.realDirs.set(dir, real);
+    return real;
   }
 
   /** As rules see a path: relative to the main root when inside it (`.` for the root), else absolute. */
   private shown(abs: string): string {
-    for (const root of [this.realRoots[0], this.roots[0]]) {
-      const rel = within(abs, root);
-      if (rel !== undefined) return rel || '.';
-    }
-    return abs;
+    const rel = within(abs, this.realRoots[0]) ?? within(abs, this.roots[0]);
+    return rel === undefined ? abs : rel || '.';
   }
 
   private inside(abs: string): boolean {
-    return [...this.roots, ...this.realRoots].some((r) => within(abs, r) !== undefined);
+    for (const r of this.allRoots)
+      if (abs === r || abs.startsWith(r.endsWith(path.sep) ? r : r + path.sep)) return true;
+    return false;
   }
 }
 
@@ -102,5 +140,7 @@ function under(dir: string, rest: string): string {
 function within(p: string, root: string): string | undefined {
   if (p === root) return '';
   const prefix = root.endsWith(path.sep) ? root : root + path.sep;
-  return p.startsWith(prefix) ? p.slice(prefix.length).split(path.sep).join('/') : undefined;
+  if (!p.startsWith(prefix)) return undefined;
+  const rel = p.slice(prefix.length);
+  return path.sep === '/' ? rel : rel.split(path.sep).join('/');
 }

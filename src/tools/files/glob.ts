@@ -362,11 +362,12 @@ function gitignoreAwareReaddir(
     let drop = false;
     let ruleFiles = false;
     let refused: Set<Dirent> | undefined;
+    const dirPrefix = abs.endsWith(path.sep) ? abs : abs + path.sep;
     for (const e of entries) {
       if (neverListed(e)) drop = true;
       else {
         if (e.name.charCodeAt(0) === DOT && isIgnoreFileName(e.name)) ruleFiles = true;
-        if (policy?.skips(path.join(abs, e.name), e.isDirectory())) (refused ??= new Set()).add(e);
+        if (policy?.skips(dirPrefix + e.name, e.isDirectory())) (refused ??= new Set()).add(e);
       }
     }
     if (refused) drop = true;
