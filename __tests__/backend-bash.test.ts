@@ -1,11 +1,12 @@
 /**
  * bash over a backend: deepagents' LocalShellBackend runs the command through its `execute` (never
  * our local spawn); a backend without `execute` gets no bash (it refuses in a sentence, and says so as
- * `unavailable`); background jobs are not offered; host-only file tools (undo) are not offered on a
- * backend; the policy judges a backend's paths as the backend's.
+ * `unavailable`, nor bash_output / bash_kill: background jobs are in backend-jobs.test.ts); host-only
+ * file tools (undo) are not offered on a backend; the policy judges a backend's paths as the backend's.
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { readFile, writeFile } from 'node:fs/promises';
+import fs from 'node:fs';
 import path from 'node:path';
 import { InMemoryStore } from '@langchain/langgraph';
 import { LocalShellBackend, StoreBackend } from 'deepagents';
@@ -57,7 +58,7 @@ describe('bash over LocalShellBackend (execute)', () => {
     const registry = registerBuiltinTools(createRegistry());
     const u = await registry.execute(
       'bash',
-      { command: 'sleep 5', description: 'wait', timeout: 200 },
+      { command: 'sleep 1; touch slept', description: 'wait', timeout: 200 },
       { sessionID: 's' },
       { backend },
     );
@@ -65,20 +66,10 @@ describe('bash over LocalShellBackend (execute)', () => {
     expect(u.error).toMatch(
       /^The backend LocalShellBackend \(local-[0-9a-f]+\) did not finish the command within its time limit of 200 ms; it may still be running there/,
     );
-  });
-
-  it('background is refused on a backend, and bash_output / bash_kill are not offered', async () => {
-    const backend = await LocalShellBackend.create({ rootDir: shellDir.dir, virtualMode: true });
-    const registry = registerBuiltinTools(createRegistry());
-    const u = await registry.execute(
-      'bash',
-      { command: 'sleep 1', description: 'bg', background: true },
-      { sessionID: 's' },
-      { backend },
-    );
-    expect(u.error).toMatch(/^background is not available on the backend LocalShellBackend/);
-    const tool = await registry.initialized('bash_output', { backend });
-    expect(tool.unavailable).toMatch(/^bash_output is not available: commands on the backend LocalShellBackend/);
+    // It did go on there: wait for it to end, so the suite leaves no process behind.
+    const slept = path.join(shellDir.dir, 'slept');
+    for (let i = 0; i < 100 && !fs.existsSync(slept); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(fs.existsSync(slept)).toBe(true);
   });
 });
 
@@ -99,6 +90,14 @@ describe('bash given a backend without execute never runs on the host', () => {
     );
     await expect(readFile(marker)).rejects.toThrow();
     expect((await registry.initialized('bash', initCtx)).unavailable).toBe(u.error);
+    // No background jobs there either: bash_output and bash_kill say why.
+    expect((await registry.initialized('bash_output', initCtx)).unavailable).toBe(
+      'bash_output is not available: the backend StoreBackend cannot run commands (it has no execute method and id), so there are no background jobs to read.',
+    );
+    const kill = await registry.execute('bash_kill', { id: 'job-1' }, { sessionID: 's' }, initCtx);
+    expect(kill.error).toBe(
+      'bash_kill is not available: the backend StoreBackend cannot run commands (it has no execute method and id), so there are no background jobs to stop.',
+    );
   });
 });
 
@@ -138,5 +137,58 @@ describe("the policy judges a backend path as the backend's, never as a host pat
       initCtx,
     );
     expect(fine.success).toBe(true);
+  });
+});
+
+describe('not offered means not offered: registry.tools() and the AI SDK leave out what cannot run', () => {
+  it('over a backend without execute: no bash, bash_output, bash_kill or undo; unavailable() says why', async () => {
+    const backend = new StoreBackend({ store: new InMemoryStore(), namespace: ['z'] });
+    const registry = registerBuiltinTools(createRegistry());
+    const initCtx = { backend };
+    const names = (await registry.tools({ initCtx })).map((t) => t.name);
+    const unavailable = await registry.unavailable(initCtx);
+    expect(unavailable.map((u) => u.id).sort()).toEqual(
+      ['bash', 'bash_kill', 'bash_output', 'task', 'undo_file', 'undo_turn'].sort(),
+    );
+    expect(unavailable.find((u) => u.id === 'bash')!.reason).toBe(
+      'bash is not available: the files live on the backend StoreBackend, which cannot run commands (it has no execute method and id), and a command run on this host would not see them. Use the file tools, or give the agent a sandbox backend.',
+    );
+    expect(names).toEqual(registry.ids().filter((id) => !unavailable.some((u) => u.id === id)));
+    // The permission filter still applies, and unavailable() takes it too.
+    expect((await registry.unavailable(initCtx, { enabledPermissions: ['read'] })).map((u) => u.id)).toEqual([]);
+    const { toAISDKTools } = await import('../src/ai-sdk.js');
+    const aiTools = Object.keys(await toAISDKTools(registry, { initCtx }));
+    expect(aiTools).toEqual(names);
+  });
+
+  it('over LocalShellBackend bash and its job tools are offered; task only once it has sub-agents', async () => {
+    const backend = await LocalShellBackend.create({ rootDir: shellDir.dir, virtualMode: true });
+    const registry = registerBuiltinTools(createRegistry());
+    const names = (await registry.tools({ initCtx: { backend } })).map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['bash', 'bash_output', 'bash_kill', 'read']));
+    expect(names).not.toContain('task');
+    expect((await registry.unavailable({ backend }, { ids: ['task'] }))[0].reason).toMatch(
+      /^The task tool has no sub-agents to run \(LLM_ASSIST_REQUIRED\)/,
+    );
+  });
+});
+
+describe('tool_search does not list a deferred tool that cannot run', () => {
+  it('a deferred bash over a backend without execute is neither offered nor named by tool_search', async () => {
+    const backend = new StoreBackend({ store: new InMemoryStore(), namespace: ['d'] });
+    const registry = registerBuiltinTools(createRegistry(), { defer: ['bash', 'webfetch'] });
+    const tools = await registry.tools({ initCtx: { backend } });
+    const search = tools.find((t) => t.name === 'tool_search')!;
+    expect(search.description).toContain('webfetch');
+    expect(search.description).not.toMatch(/\bbash\b/);
+    expect(tools.map((t) => t.name)).not.toContain('bash');
+    const found = await registry.execute(
+      'tool_search',
+      { query: 'bash' },
+      { sessionID: 's' },
+      { backend },
+      { toolSet: registry.toolSet({ ids: tools.map((t) => t.name) }) },
+    );
+    expect(found.result.output).toMatch(/^No tool available under this grant matches "bash" \(1 can be loaded\)/);
   });
 });

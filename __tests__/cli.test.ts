@@ -94,6 +94,23 @@ describe('toolbelt list', () => {
     expect(withBackend.stderr).not.toMatch(/web_search/);
   });
 
+  it('shows a tool that cannot run here as not offered, with its reason, in the table and in --json', async () => {
+    const unavailableTools = path.join(ROOT, '__tests__', 'fixtures', 'cli-unavailable-tools.mjs');
+    const flags = ['--no-builtins', '--tools', TOOLS, '--tools', unavailableTools, '--workspace', ws.dir];
+    const table = await toolbelt(['list', ...flags]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(
+      /^task\s+\[execute\]\s+not offered: The task tool has no sub-agents to run \(LLM_ASSIST_REQUIRED\): none are configured\. Do the task yourself/m,
+    );
+    expect(table.stdout).toMatch(/^fx_echo\s+\[read\]\s+Echo text back\.$/m);
+    const json = JSON.parse((await toolbelt(['list', '--json', ...flags])).stdout) as Array<{
+      name: string;
+      unavailable?: string;
+    }>;
+    expect(json.find((t) => t.name === 'task')!.unavailable).toMatch(/^The task tool has no sub-agents to run/);
+    expect(json.find((t) => t.name === 'fx_echo')).not.toHaveProperty('unavailable');
+  });
+
   it('--rest-config registers REST and OpenAPI tools from a config file, and reports operations left out', async () => {
     const config = path.join(ws.dir, 'rest.json');
     await writeFile(

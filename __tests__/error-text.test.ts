@@ -110,15 +110,21 @@ describe('one error text everywhere', () => {
     expect(ok.content).not.toContain('two\n');
   }, 60_000);
 
-  it('task without sub-agents: the MCP client gets the same sentence as the model, not only the error code', async () => {
+  it('task without sub-agents: not offered to a model; a direct call and an MCP client get the same sentence, not only the error code', async () => {
     const args = { description: 'look around', prompt: 'Find the config', subagent_type: 'explorer' };
-    const message = await viaLangChain('task', args);
+    const initCtx = { workspaceRoot: ws.dir };
+    // registry.tools() leaves out a tool that cannot run; unavailable() gives the same sentence.
+    expect(await registry.tools({ ids: ['task'], initCtx })).toEqual([]);
+    const direct = await registry.execute('task', args, { sessionID: 's' }, initCtx);
     const mcp = await viaMcp('task', args);
-    expect(message.status).toBe('error');
-    expect(message.content).toMatch(
+    expect(direct.success).toBe(false);
+    expect(direct.result.output).toMatch(
       /^The task tool has no sub-agents to run \(LLM_ASSIST_REQUIRED\): none are configured\. Do the task yourself with the other tools, .*initCtx\.subagents.*\.$/s,
     );
-    expect(mcp).toEqual({ isError: true, text: message.content });
+    expect(mcp).toEqual({ isError: true, text: direct.result.output });
+    expect(await registry.unavailable(initCtx, { ids: ['task'] })).toEqual([
+      { id: 'task', reason: direct.result.output },
+    ]);
   });
 
   it('the CLI does not offer task (it cannot configure sub-agents) and says why when asked for it', async () => {

@@ -404,21 +404,32 @@ describe('web_search: configuration and registration', () => {
     expect(unregisteredBuiltins()).toEqual([]);
   });
 
-  it('registered by name without any configuration, a call says what to set', async () => {
+  it('registered by name without any configuration: not offered to a model; a call says what to set', async () => {
     for (const k of ['SEARXNG_URL', 'BRAVE_SEARCH_API_KEY', 'TAVILY_API_KEY', 'WEB_SEARCH_BACKEND'])
       delete process.env[k];
-    const t = await registerBuiltinTools(createRegistry(), ['web_search']).tools();
-    const msg = await callTool(t, 'web_search', { query: 'x' });
-    expect(msg.status).toBe('error');
-    expect(String(msg.content)).toMatch(/needs a search backend: set SEARXNG_URL/);
+    const registry = registerBuiltinTools(createRegistry(), ['web_search']);
+    expect(await registry.tools()).toEqual([]);
+    const [left] = await registry.unavailable();
+    expect(left).toEqual({
+      id: 'web_search',
+      reason: expect.stringMatching(/needs a search backend: set SEARXNG_URL/),
+    });
+    const u = await registry.execute('web_search', { query: 'x' }, { sessionID: 's' });
+    expect(u.success).toBe(false);
+    expect(u.error).toBe(left.reason);
   });
 
-  it('a bad configuration is a sentence naming the setting', async () => {
-    const t = await tools({ backend: 'brave' });
-    expect(String((await callTool(t, 'web_search', { query: 'x' })).content)).toMatch(
-      /needs an API key: set BRAVE_SEARCH_API_KEY/,
-    );
-    const u = await tools({ backend: 'searxng', baseUrl: 'ftp://x' });
-    expect(String((await callTool(u, 'web_search', { query: 'x' })).content)).toMatch(/must be http or https/);
+  it('a bad configuration is a sentence naming the setting, and the tool is not offered', async () => {
+    const cases: Array<[WebSearchConfig, RegExp]> = [
+      [{ backend: 'brave' }, /needs an API key: set BRAVE_SEARCH_API_KEY/],
+      [{ backend: 'searxng', baseUrl: 'ftp://x' }, /must be http or https/],
+    ];
+    for (const [webSearch, said] of cases) {
+      const registry = registerBuiltinTools(createRegistry(), ['web_search']);
+      expect(await registry.tools({ initCtx: { webSearch } })).toEqual([]);
+      const u = await registry.execute('web_search', { query: 'x' }, { sessionID: 's' }, { webSearch });
+      expect(u.error).toMatch(said);
+      expect((await registry.unavailable({ webSearch }))[0].reason).toBe(u.error);
+    }
   });
 });

@@ -47,7 +47,8 @@ export interface AISDKToolsOptions {
 export type AISDKToolSet = Record<string, AITool<unknown, AISDKToolOutput>>;
 
 /**
- * The registry's tools as AI SDK v7 `tool()`s, for `generateText` / `streamText` / `ToolLoopAgent`.
+ * The registry's tools as AI SDK v7 `tool()`s, for `generateText` / `streamText` / `ToolLoopAgent`;
+ * tools that cannot run under `initCtx` are left out, as `registry.tools()` leaves them out.
  * Each `execute(input, { toolCallId, abortSignal })` is an async generator: every progress update is
  * yielded as a preliminary result and the final result comes last.
  */
@@ -67,8 +68,12 @@ export async function toAISDKTools(registry: ToolRegistryImpl, options: AISDKToo
   const toolSet: Tool.ToolSet = { has: (id) => chosen.has(id) && registry.has(id) };
   const sessionID = options.sessionID ?? `session-${randomUUID()}`;
   const out: AISDKToolSet = {};
-  for (const id of ids) {
-    const initialized = await registry.initialized(id, initCtx, toolSet);
+  const initializedTools = await Promise.all(ids.map((id) => registry.initialized(id, initCtx, toolSet)));
+  // A tool that cannot run under initCtx (registry.unavailable() says why) is not offered.
+  for (let i = 0; i < ids.length; i++) if (initializedTools[i].unavailable) chosen.delete(ids[i]);
+  for (const [i, id] of ids.entries()) {
+    const initialized = initializedTools[i];
+    if (initialized.unavailable) continue;
     out[id] = tool<unknown, AISDKToolOutput, Record<string, unknown>>({
       description: initialized.description,
       // Tools imported as JSON Schema (MCP) keep it; the others hand the SDK their zod schema.

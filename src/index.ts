@@ -17,6 +17,7 @@ export {
   type ToolsOptions,
   type ExecuteOptions,
   type CreateContext,
+  type UnavailableTool,
 } from './registry.js';
 export type { TelemetryOptions } from './telemetry.js';
 export { parsePermissionList, type ToolPermission, type ToolPermissions, type PermissionGrant } from './permissions.js';

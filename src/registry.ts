@@ -97,6 +97,13 @@ export interface RegistryEntry {
   repeats?: 'useless';
 }
 
+/** A tool that cannot run under an init context, and why (`registry.unavailable()`). */
+export interface UnavailableTool {
+  id: string;
+  /** The tool's own sentence: what is missing and what to configure. */
+  reason: string;
+}
+
 /** Builds the context of a call made by an agent: who is calling, in which session. */
 export type CreateContext = (toolId: string, callID: string) => Partial<Omit<Tool.Context, 'metadata' | 'callID'>>;
 
@@ -420,16 +427,32 @@ export class ToolRegistryImpl {
     };
   }
 
-  /** LangChain tools for `createAgent`, filtered by ids and/or permissions. */
+  /**
+   * LangChain tools for `createAgent`, filtered by ids and/or permissions. A tool that cannot run
+   * under `initCtx` (its `unavailable` reason: bash on a backend without `execute`, task without
+   * sub-agents) is left out; `unavailable()` says which and why.
+   */
   async tools(options: ToolsOptions = {}): Promise<StructuredToolInterface[]> {
     const initCtx = options.initCtx ?? DEFAULT_INIT_CTX;
     for (const source of this.ownedSources) await source.prepare?.(initCtx);
     const selected = this.select(options);
     // Deferred tools carry `extras.defer_loading` (providerToolSearchMiddleware, lazyToolsMiddleware).
     const deferred = new Set([...this.ownedSources].flatMap((s) => s.deferredTools?.().map((t) => t.id) ?? []));
-    // The tools handed out here, fixed now (a tool registered later is not among them either).
+    // The tools handed out here, fixed now (a tool registered later is not among them either); the
+    // unavailable ones leave it once initialised, before any call can ask.
     const chosen = new Set(selected);
     const toolSet: Tool.ToolSet = { has: (id) => chosen.has(id) && this.entries.has(id) };
+    // Tools that list the set (perToolSet: tool_search) are initialised last, once it has lost the unavailable ones.
+    const byId = new Map<string, Tool.Initialized>();
+    const listers = selected.filter((id) => this.entries.get(id)!.info.perToolSet === true);
+    for (const ids of [selected.filter((id) => !listers.includes(id)), listers]) {
+      const tools = await Promise.all(ids.map((id) => this.initialized(id, initCtx, toolSet)));
+      tools.forEach((tool, i) => {
+        byId.set(ids[i], tool);
+        if (tool.unavailable) chosen.delete(ids[i]);
+      });
+    }
+    const offered = selected.map((id) => byId.get(id)!).filter((tool) => !tool.unavailable);
     // One session per tool set unless createContext says otherwise: per-session state
     // (read-before-write, todos) is then scoped to the agent using these tools.
     const sessionID = `session-${randomUUID()}`;
@@ -438,21 +461,33 @@ export class ToolRegistryImpl {
     const withSession: CreateContext = given
       ? (toolId, callID) => ({ sessionID, ...given(toolId, callID) })
       : () => defaultContext;
-    return Promise.all(
-      selected.map(async (id) =>
-        toLangChainTool(await this.initialized(id, initCtx, toolSet), {
-          host: this.host,
-          extra: { registry: this, initCtx },
-          createContext: withSession,
-          onToolResult: options.onToolResult,
-          timeoutMs: options.timeoutMs,
-          signal: options.signal,
-          strict: options.strict,
-          maxDescriptionChars: options.maxDescriptionChars,
-          ...(deferred.has(id) ? { deferLoading: true } : {}),
-        }),
-      ),
+    return offered.map((tool) =>
+      toLangChainTool(tool, {
+        host: this.host,
+        extra: { registry: this, initCtx },
+        createContext: withSession,
+        onToolResult: options.onToolResult,
+        timeoutMs: options.timeoutMs,
+        signal: options.signal,
+        strict: options.strict,
+        maxDescriptionChars: options.maxDescriptionChars,
+        ...(deferred.has(tool.id) ? { deferLoading: true } : {}),
+      }),
     );
+  }
+
+  /**
+   * The tools `ids` / `enabledPermissions` select that cannot run under `initCtx`, each with its
+   * reason as a sentence (what `tools()`, the AI SDK adapter and the MCP server leave out).
+   */
+  async unavailable(
+    initCtx: Tool.InitContext = DEFAULT_INIT_CTX,
+    options: Pick<ToolsOptions, 'ids' | 'enabledPermissions'> = {},
+  ): Promise<UnavailableTool[]> {
+    const selected = this.select(options);
+    const toolSet = this.toolSet(options);
+    const tools = await Promise.all(selected.map((id) => this.initialized(id, initCtx, toolSet)));
+    return tools.flatMap((t) => (t.unavailable ? [{ id: t.id, reason: t.unavailable }] : []));
   }
 
   /**

@@ -26,13 +26,17 @@ describe('a 1,024-character endpoint', () => {
       const refused = await startMockProvider([{ text: 'ok' }], { maxDescriptionChars: LIMIT });
       const accepted = await startMockProvider([{ text: 'ok' }], { maxDescriptionChars: LIMIT });
       mocks.push(refused, accepted);
-      const full = await registry.tools();
+      // task is offered only with sub-agents (registry.tools() leaves out what cannot run); the factory is never called.
+      const initCtx = {
+        subagents: { helper: { model: () => chatModel(api, refused.url), permissions: ['read' as const] } },
+      };
+      const full = await registry.tools({ initCtx });
       expect(full.some((t) => t.description.length > LIMIT)).toBe(true);
       await expect(chatModel(api, refused.url).bindTools!(full).invoke([new HumanMessage('hi')])).rejects.toThrow(
         /string too long\. Expected a string with maximum length 1024/,
       );
 
-      const fitted = await registry.tools({ maxDescriptionChars: LIMIT });
+      const fitted = await registry.tools({ initCtx, maxDescriptionChars: LIMIT });
       await chatModel(api, accepted.url).bindTools!(fitted).invoke([new HumanMessage('hi')]);
       expect(accepted.requests[0].refused).toBeUndefined();
       const sent = sentTools(api, accepted.requests[0].body);

@@ -25,7 +25,10 @@ afterAll(() => workspace.cleanup());
 /** Binds every built-in (or those in `only`) to the `api` class, sends one request to a mock, returns what was sent. */
 async function sendBuiltins(api: Api, strict = false, only?: string[]) {
   const registry = registerBuiltinTools(createRegistry(), only);
-  const tools = await registry.tools({ initCtx: { workingDir: workspace.dir }, strict });
+  // task is offered only with sub-agents (registry.tools() leaves out what cannot run): give it one,
+  // so that every built-in's schema is sent. The factory is never called here.
+  const subagents = { helper: { model: () => chatModel(api, 'http://127.0.0.1:9'), permissions: ['read' as const] } };
+  const tools = await registry.tools({ initCtx: { workingDir: workspace.dir, subagents }, strict });
   const mock = await startMockProvider([{ text: 'ok' }]);
   try {
     const model = chatModel(api, mock.url, { strict });

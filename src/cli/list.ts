@@ -1,5 +1,7 @@
 /**
- * `toolbelt list`: the tools the permissions allow, as a table or JSON with input schemas.
+ * `toolbelt list`: the tools the permissions allow, as a table or JSON with input schemas; a tool
+ * that cannot run here (its `unavailable` reason, which agents are never offered it for) is listed
+ * as not offered, with the reason.
  * Must not run a tool: it only initialises tools to describe them.
  */
 import type { Command, Setup, Values } from './command.js';
@@ -24,7 +26,7 @@ async function list({ registry, initCtx, grant }: Setup, values: Values): Promis
     ids.map(async (id) => {
       const tool = await registry.initialized(id, initCtx, toolSet);
       const permissions = registry.permissions(id)!;
-      return { name: id, permissions, description: tool.description, tool };
+      return { name: id, permissions, description: tool.description, tool, unavailable: tool.unavailable };
     }),
   );
   if (values.json) {
@@ -33,12 +35,14 @@ async function list({ registry, initCtx, grant }: Setup, values: Values): Promis
     const sandbox = rows.some((r) => CONTAINED_TOOLS.includes(r.name))
       ? await registry.sandboxStatus(initCtx)
       : undefined;
-    const out = rows.map(({ name, permissions, description, tool }) => ({
+    const out = rows.map(({ name, permissions, description, tool, unavailable }) => ({
       name,
       permissions,
       description,
       inputSchema: tool.jsonSchema ?? z.toJSONSchema(tool.parameters, { io: 'input', unrepresentable: 'any' }),
       ...(sandbox && CONTAINED_TOOLS.includes(name) ? { sandbox } : {}),
+      // Agents are not offered this tool here (registry.tools() leaves it out): why.
+      ...(unavailable ? { unavailable } : {}),
     }));
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     return 0;
@@ -53,9 +57,12 @@ async function list({ registry, initCtx, grant }: Setup, values: Values): Promis
   for (const r of rows) {
     const perms = [...r.permissions.required, ...(r.permissions.optional ?? []).map((p) => `${p}?`)].join(',') || '-';
     const first = r.description.split('\n').find((l) => l.trim()) ?? '';
-    process.stdout.write(
-      `${r.name.padEnd(width)}  [${perms}]  ${first.length > 100 ? `${first.slice(0, 97)}...` : first}\n`,
-    );
+    const text = r.unavailable
+      ? `not offered: ${r.unavailable}`
+      : first.length > 100
+        ? `${first.slice(0, 97)}...`
+        : first;
+    process.stdout.write(`${r.name.padEnd(width)}  [${perms}]  ${text}\n`);
   }
   return 0;
 }

@@ -189,10 +189,12 @@ class RegistryDeferral implements DeferringSource {
     const registry = this.registry;
     const others = registry.sources().flatMap((s) => (s !== this && isDeferring(s) ? s.deferredTools() : []));
     const otherIds = new Set(others.map((t) => t.id));
-    const offered = registry.ids().filter((id) => id !== TOOL_SEARCH_ID && !otherIds.has(id));
+    const candidatesHere = registry.ids().filter((id) => id !== TOOL_SEARCH_ID && !otherIds.has(id));
     const tools = new Map(
-      (await Promise.all(offered.map((id) => registry.initialized(id, initCtx)))).map((t) => [t.id, t]),
+      (await Promise.all(candidatesHere.map((id) => registry.initialized(id, initCtx)))).map((t) => [t.id, t]),
     );
+    // A tool that cannot run under initCtx is not offered at all (registry.tools()), so neither planned nor counted.
+    const offered = candidatesHere.filter((id) => !tools.get(id)!.unavailable);
     const deferred: DeferredTool[] = [
       ...others,
       ...offered.filter((id) => this.fixed.has(id)).map((id) => entry(id, tools.get(id)!.description)),

@@ -1,11 +1,11 @@
 /**
  * bash over a backend: the command runs through the backend's `execute` (deepagents'
  * `SandboxBackendProtocolV2`), never on this host. Same arguments, danger classification, time limit
- * and output cap (head and tail kept, the full text saved) as the local bash. A backend without
- * `execute` gets a tool that refuses in a sentence and says so as `unavailable`; background jobs
- * (bash_output, bash_kill) are not offered over a backend: `execute` answers once, when the command
- * has finished.
- * Must not spawn a process.
+ * and output cap (head and tail kept, the full text saved) as the local bash. `background: true`
+ * starts a job in the registry's job table (backend-jobs.ts), read with bash_output and stopped with
+ * bash_kill as locally. A backend without `execute` gets bash, bash_output and bash_kill that refuse
+ * in a sentence and say so as `unavailable` (the registry then does not offer them).
+ * Must not spawn a process, nor speak the job protocol (backend-jobs.ts).
  */
 import posix from 'node:path/posix';
 import { z } from 'zod';
@@ -15,13 +15,17 @@ import { descriptionBeside } from '../../description.js';
 import { backendOf } from '../files/backend/common.js';
 import { classifyCommand } from './danger.js';
 import { DEFAULT_TIMEOUT_MS, MAX_OUTPUT_CHARS, MAX_TIMEOUT_MS, type BashMetadata } from './bash.js';
+import { bashKillDefinition, bashOutputDefinition, jobIdParameter, jobsFor, type JobMetadata } from './jobs.js';
+import { BACKEND_JOB_DEFAULT_TIMEOUT_MS, BackendJob } from './backend-jobs.js';
 
 const parameters = z.object({
   command: z.string().describe('The shell command to run (bash -c). Chain steps with && ; quote paths with spaces.'),
   timeout: z
     .number()
     .optional()
-    .describe(`Time limit in milliseconds (whole number, 1-${MAX_TIMEOUT_MS}). Default ${DEFAULT_TIMEOUT_MS}.`),
+    .describe(
+      `Time limit in milliseconds (whole number, 1-${MAX_TIMEOUT_MS}). Default ${DEFAULT_TIMEOUT_MS}; for a background job ${BACKEND_JOB_DEFAULT_TIMEOUT_MS}.`,
+    ),
   workdir: z
     .string()
     .optional()
@@ -34,7 +38,9 @@ const parameters = z.object({
   background: z
     .boolean()
     .optional()
-    .describe('Not available on this backend: commands run to completion. Default false.'),
+    .describe(
+      'Start the command as a background job and return its id at once; bash_output gives its output and exit code once it has ended (the backend answers once, at the end), bash_kill stops it. Default false.',
+    ),
 });
 
 /** Why bash is not offered on `initCtx.backend`, or undefined when it can run there. */
@@ -64,11 +70,7 @@ export const BackendBashTool = Tool.define<typeof parameters, BashMetadata>(
       ...(unavailable ? { unavailable } : {}),
       async execute(args, ctx) {
         if (unavailable) throw new Error(unavailable);
-        if (args.background)
-          throw new Error(
-            `background is not available on the backend ${g.name}: its execute answers once the command has finished. Run the command without background, or redirect a long job's output to a file and start it with "nohup ... &".`,
-          );
-        const timeoutMs = args.timeout ?? DEFAULT_TIMEOUT_MS;
+        const timeoutMs = args.timeout ?? (args.background ? BACKEND_JOB_DEFAULT_TIMEOUT_MS : DEFAULT_TIMEOUT_MS);
         if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS)
           throw new Error(
             `timeout must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, got ${args.timeout}. Pass a value in that range or leave it out (default ${DEFAULT_TIMEOUT_MS}).`,
@@ -83,6 +85,22 @@ export const BackendBashTool = Tool.define<typeof parameters, BashMetadata>(
           );
         const command = workdir === '.' ? args.command : `cd -- ${shellQuote(workdir)} && ${args.command}`;
         ctx.metadata({ title, metadata: { description: title, output: '', danger: danger.level } });
+        if (args.background) {
+          // Shown as the model wrote it; run with the workdir's cd.
+          const job = jobsFor(ctx).add(
+            (id) =>
+              new BackendJob({
+                id,
+                command: args.command,
+                run: command,
+                sessionID: ctx.sessionID,
+                outputs,
+                backend: g,
+                timeoutMs,
+              }),
+          );
+          return backgroundResult(job, title, workdir, danger, timeoutMs, g.name);
+        }
         const stop = new AbortController();
         const timer = setTimeout(() => stop.abort(), timeoutMs);
         const onAbort = () => stop.abort();
@@ -133,23 +151,26 @@ export const BackendBashTool = Tool.define<typeof parameters, BashMetadata>(
   },
 );
 
-/** bash_output / bash_kill on a backend: not offered (no background jobs there), said as a sentence. */
-function jobToolOnBackend(id: 'bash_output' | 'bash_kill', file: string, danger: Tool.DangerLevel) {
-  const jobParameters = z.object({
-    id: z.string().describe('The job id that bash returned when it started the job in the background.'),
-  });
-  return Tool.define(
+/**
+ * bash_output / bash_kill on a backend: the local tools' own definitions (the job table holds backend
+ * jobs too) when the backend runs commands; otherwise not offered, said as a sentence.
+ */
+function jobToolOnBackend(id: 'bash_output' | 'bash_kill', danger: Tool.DangerLevel) {
+  const definition = id === 'bash_output' ? bashOutputDefinition : bashKillDefinition;
+  return Tool.define<typeof jobIdParameter, JobMetadata>(
     {
       id,
       permissions: { required: ['execute'] },
-      descriptionPath: descriptionBeside(new URL('./bash.js', import.meta.url).href, file),
+      descriptionPath: descriptionBeside(new URL('./bash.js', import.meta.url).href, id),
       danger,
     },
     (initCtx) => {
-      const unavailable = `${id} is not available: commands on the backend ${backendOf(initCtx).name} run to completion through its execute, so there are no background jobs to ${id === 'bash_kill' ? 'stop' : 'read'}.`;
+      const g = backendOf(initCtx);
+      if (g.canExecute) return definition;
+      const unavailable = `${id} is not available: the backend ${g.name} cannot run commands (it has no execute method and id), so there are no background jobs to ${id === 'bash_kill' ? 'stop' : 'read'}.`;
       return {
         description: `${id} (not available on this backend).`,
-        parameters: jobParameters,
+        parameters: jobIdParameter,
         unavailable,
         execute() {
           return Promise.reject(new Error(unavailable));
@@ -159,8 +180,44 @@ function jobToolOnBackend(id: 'bash_output' | 'bash_kill', file: string, danger:
   );
 }
 
-export const BackendBashOutputTool = jobToolOnBackend('bash_output', 'bash_output', 'safe');
-export const BackendBashKillTool = jobToolOnBackend('bash_kill', 'bash_kill', 'moderate');
+export const BackendBashOutputTool = jobToolOnBackend('bash_output', 'safe');
+export const BackendBashKillTool = jobToolOnBackend('bash_kill', 'moderate');
+
+/** What bash answers when it started a job on the backend. */
+function backgroundResult(
+  job: BackendJob,
+  title: string,
+  workdir: string,
+  danger: Awaited<ReturnType<typeof classifyCommand>>,
+  timeoutMs: number,
+  backend: string,
+): Tool.Result<BashMetadata> {
+  const output = [
+    `Started background job ${job.id} on the backend ${backend} in ${workdir}: ${abbreviate(job.command)}`,
+    `Its output and exit code arrive when it ends (the backend's execute answers once, at the end): read them with bash_output {"id": "${job.id}"}; stop it with bash_kill {"id": "${job.id}"}. It is stopped if still running after ${timeoutMs} ms.`,
+  ].join('\n');
+  return {
+    title: `${title} (background ${job.id})`,
+    output,
+    metadata: {
+      description: title,
+      workdir,
+      exitCode: null,
+      signal: null,
+      killed: null,
+      durationMs: 0,
+      truncated: false,
+      outputChars: 0,
+      maxBufferedChars: 0,
+      backgroundOutputDetached: false,
+      danger: danger.level,
+      dangerReasons: danger.segments.flatMap((s) => s.reasons),
+      jobId: job.id,
+      sandboxed: false,
+      backend,
+    },
+  };
+}
 
 /** Head and tail kept past MAX_OUTPUT_CHARS, the whole text saved, with the local bash's marker. */
 async function cap(

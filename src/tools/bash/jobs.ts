@@ -2,8 +2,11 @@
  * Background shell jobs: `bash { background: true }` starts one and returns its id at once;
  * bash_output reads what it printed since the last read; bash_kill ends it. Jobs belong to the
  * registry that ran them (and to the session that started them); `registry.dispose()` and the
- * host process's exit kill every job's whole process group.
- * Must not signal process groups directly (process-group.ts) nor classify commands (bash-danger.ts).
+ * host process's exit kill every job's whole process group. A job is a local process group
+ * (`BackgroundJob`, here) or a command sent through a backend's `execute` (`backend-jobs.ts`); both
+ * share the `Job` record below: the same ids, limits, output caps and saved full output.
+ * Must not signal process groups directly (process-group.ts) nor classify commands (bash-danger.ts),
+ * nor talk to a backend (backend-jobs.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
@@ -24,8 +27,12 @@ export const MAX_JOB_UNREAD_CHARS = 30_000;
 /** Largest log file of one job, in bytes; output past it is not saved. */
 export const MAX_JOB_LOG_BYTES = 100 * 1024 * 1024;
 
-/** What a job is doing. */
-export type JobStatus = 'running' | 'exited' | 'killed';
+/**
+ * What a job is doing. `failed`: a backend failed to run it or answered something unusable; `lost`:
+ * the tools stopped waiting for a backend's answer (time limit, a stop the backend did not confirm,
+ * dispose), so the command may still be running there.
+ */
+export type JobStatus = 'running' | 'exited' | 'killed' | 'failed' | 'lost';
 
 /** What bash_output and bash_kill report about a job. */
 export interface JobMetadata extends Tool.Metadata {
@@ -41,10 +48,15 @@ export interface JobMetadata extends Tool.Metadata {
   /** The file holding everything the job printed (up to MAX_JOB_LOG_BYTES). */
   logPath?: string;
   truncated: boolean;
+  /** The backend the job runs on (jobs over a backend's `execute`). */
+  backend?: string;
 }
 
-/** One background job. */
-export class BackgroundJob {
+/**
+ * One background job's record: its state, the output not yet read (bounded), and the full output
+ * saved to the registry's output store. Subclasses feed it (`take`) and end it (`finish`).
+ */
+export abstract class Job {
   status: JobStatus = 'running';
   exitCode: number | null = null;
   signal: string | null = null;
@@ -54,7 +66,6 @@ export class BackgroundJob {
   private log?: WriteStream;
   private logBytes = 0;
   logPath?: string;
-  private readonly done: Promise<void>;
   private readonly startedAt = Date.now();
   private endedAt?: number;
 
@@ -62,44 +73,27 @@ export class BackgroundJob {
     readonly id: string,
     readonly command: string,
     readonly sessionID: string,
-    private readonly child: ChildProcess,
     private readonly outputs: OutputStore,
-  ) {
-    const streams = [child.stdout!, child.stderr!];
-    const decoders = streams.map(() => new StringDecoder('utf8'));
-    streams.forEach((s, i) => {
-      s.on('data', (chunk: Buffer) => this.take(decoders[i].write(chunk), chunk));
-      // A job must never keep the host process alive.
-      (s as unknown as { unref?: () => void }).unref?.();
-    });
-    child.unref();
-    const pipesClosed = Promise.all(streams.map((s) => new Promise<void>((r) => s.once('close', () => r()))));
-    this.done = new Promise<void>((resolve) => {
-      child.once('error', (err) => {
-        this.take(`[could not start the shell: ${err.message}]\n`);
-        this.finish(null, null);
-        resolve();
-      });
-      child.once('exit', (code, signal) => {
-        // Output still in the pipes arrives before they close; a daemon holding them open is not waited for.
-        // The job reads as ended only once its output is collected, so "exited" means nothing more will come.
-        void Promise.race([pipesClosed, delay(200)]).then(() => {
-          for (let i = 0; i < streams.length; i++) this.take(decoders[i].end());
-          this.finish(code, signal);
-          resolve();
-        });
-      });
-    });
-  }
+  ) {}
 
-  /** The process group id (the shell's pid). */
-  get pid(): number | null {
-    return this.child.pid ?? null;
-  }
+  /** The process group id on this host, or null (a backend job, or a shell that never started). */
+  abstract get pid(): number | null;
 
-  /** Resolves once the shell has exited and its output has been collected. */
-  get finished(): Promise<void> {
-    return this.done;
+  /** Resolves once the job has ended and its output has been collected (or was given up on). */
+  abstract get finished(): Promise<void>;
+
+  /** Stops the job and waits until it has finished (or, on a backend, until waiting is given up). */
+  abstract kill(): Promise<void>;
+
+  /** Stops the job synchronously, for the host's exit (only local process groups can be). */
+  killNow(): void {}
+
+  /** The job's state as bash_output's first line says it, e.g. `running for 1.2 s (pid 42)`. */
+  abstract state(seconds: string): string;
+
+  /** Lines bash_output adds after the output (why a backend job ended the way it did). */
+  notes(): string[] {
+    return [];
   }
 
   /** Output since the last read (consumed), with the job's state. */
@@ -111,21 +105,7 @@ export class BackgroundJob {
     return { text, metadata: this.describe(dropped), elapsedMs: (this.endedAt ?? Date.now()) - this.startedAt };
   }
 
-  /** Ends the whole process group (SIGTERM, then SIGKILL) and waits until the job has finished. */
-  async kill(): Promise<void> {
-    if (this.pid !== null && (this.status === 'running' || groupAlive(this.pid))) {
-      if (this.status === 'running') this.status = 'killed';
-      await killProcessGroup(this.pid);
-    }
-    await this.done;
-  }
-
-  /** SIGKILL to the group, synchronously (for the host's exit). */
-  killNow(): void {
-    if (this.pid !== null && (this.status === 'running' || groupAlive(this.pid))) signalGroup(this.pid, 'SIGKILL');
-  }
-
-  private describe(dropped: number): JobMetadata {
+  protected describe(dropped: number): JobMetadata {
     return {
       id: this.id,
       command: this.command,
@@ -140,7 +120,11 @@ export class BackgroundJob {
     };
   }
 
-  private take(text: string, raw?: Buffer): void {
+  /**
+   * Adds output; `raw` is what goes to the log file (the exact bytes). Text without it (a decoder's
+   * flush, whose bytes came in earlier chunks; a note of ours) is not logged.
+   */
+  protected take(text: string, raw?: Buffer): void {
     if (raw) this.save(raw);
     if (!text) return;
     this.total += text.length;
@@ -153,7 +137,7 @@ export class BackgroundJob {
   }
 
   private save(raw: Buffer): void {
-    if (this.logBytes >= MAX_JOB_LOG_BYTES) return;
+    if (!raw.length || this.logBytes >= MAX_JOB_LOG_BYTES) return;
     if (!this.log) {
       try {
         // The registry's private output directory (0700, owner-checked), a new 0600 file never opened through a symlink.
@@ -171,21 +155,97 @@ export class BackgroundJob {
     this.log.write(part);
   }
 
-  private finish(code: number | null, signal: NodeJS.Signals | null): void {
-    if (this.status === 'running') this.status = 'exited';
+  /** Marks the job ended (a status set earlier, such as `killed`, is kept) and closes its log. */
+  protected finish(code: number | null, signal: string | null, status: JobStatus = 'exited'): void {
+    if (this.status === 'running') this.status = status;
     this.exitCode = code;
     this.signal = signal;
     this.endedAt = Date.now();
+    this.log?.end();
+  }
+}
+
+/** One background job on this host: a shell in its own process group. */
+export class BackgroundJob extends Job {
+  private readonly done: Promise<void>;
+
+  constructor(
+    id: string,
+    command: string,
+    sessionID: string,
+    private readonly child: ChildProcess,
+    outputs: OutputStore,
+  ) {
+    super(id, command, sessionID, outputs);
+    const streams = [child.stdout!, child.stderr!];
+    const decoders = streams.map(() => new StringDecoder('utf8'));
+    streams.forEach((s, i) => {
+      s.on('data', (chunk: Buffer) => this.take(decoders[i].write(chunk), chunk));
+      // A job must never keep the host process alive.
+      (s as unknown as { unref?: () => void }).unref?.();
+    });
+    child.unref();
+    const pipesClosed = Promise.all(streams.map((s) => new Promise<void>((r) => s.once('close', () => r()))));
+    this.done = new Promise<void>((resolve) => {
+      child.once('error', (err) => {
+        this.take(`[could not start the shell: ${err.message}]\n`);
+        this.ended(null, null);
+        resolve();
+      });
+      child.once('exit', (code, signal) => {
+        // Output still in the pipes arrives before they close; a daemon holding them open is not waited for.
+        // The job reads as ended only once its output is collected, so "exited" means nothing more will come.
+        void Promise.race([pipesClosed, delay(200)]).then(() => {
+          for (let i = 0; i < streams.length; i++) this.take(decoders[i].end());
+          this.ended(code, signal);
+          resolve();
+        });
+      });
+    });
+  }
+
+  /** The process group id (the shell's pid). */
+  get pid(): number | null {
+    return this.child.pid ?? null;
+  }
+
+  /** Resolves once the shell has exited and its output has been collected. */
+  get finished(): Promise<void> {
+    return this.done;
+  }
+
+  state(seconds: string): string {
+    if (this.status === 'running') return `running for ${seconds} s (pid ${this.pid})`;
+    if (this.status === 'killed') return `killed after ${seconds} s`;
+    if (this.signal) return `ended by ${this.signal} after ${seconds} s`;
+    return `exited with code ${this.exitCode} after ${seconds} s`;
+  }
+
+  /** Ends the whole process group (SIGTERM, then SIGKILL) and waits until the job has finished. */
+  async kill(): Promise<void> {
+    if (this.pid !== null && (this.status === 'running' || groupAlive(this.pid))) {
+      if (this.status === 'running') this.status = 'killed';
+      await killProcessGroup(this.pid);
+    }
+    await this.done;
+  }
+
+  /** SIGKILL to the group, synchronously (for the host's exit). */
+  killNow(): void {
+    if (this.pid !== null && (this.status === 'running' || groupAlive(this.pid))) signalGroup(this.pid, 'SIGKILL');
+  }
+
+  private ended(code: number | null, signal: NodeJS.Signals | null): void {
+    this.finish(code, signal);
     liveJobs.delete(this);
     // Leftover members of the group (a daemon the job started) are still ended on dispose/exit.
     if (this.pid !== null && groupAlive(this.pid)) liveJobs.add(this);
-    this.log?.end();
   }
 }
 
 /** The background jobs of one registry. */
 export class JobTable {
-  private readonly jobs = new Map<string, BackgroundJob>();
+  private readonly jobs = new Map<string, Job>();
 
   /** Starts `command` in its own process group; refused when MAX_RUNNING_JOBS are running. */
   start(opts: {
@@ -199,15 +259,7 @@ export class JobTable {
     /** The process to start instead of `shell -c command` (the sandbox engine containing it). */
     launch?: { file: string; args: string[]; env: NodeJS.ProcessEnv };
   }): BackgroundJob {
-    const running = [...this.jobs.values()].filter((j) => j.status === 'running');
-    if (running.length >= MAX_RUNNING_JOBS) {
-      throw new Error(
-        `${running.length} background jobs are already running (${running.map((j) => j.id).join(', ')}), the most one registry runs. ` +
-          'Wait for one to finish (bash_output) or stop one with bash_kill, then start this one.',
-      );
-    }
-    this.forgetOldFinished();
-    const id = `job-${randomBytes(4).toString('hex')}`;
+    const id = this.admit();
     const [file, args, env] = opts.launch
       ? [opts.launch.file, opts.launch.args, opts.launch.env]
       : [opts.shell, ['-c', opts.command], opts.env];
@@ -224,8 +276,31 @@ export class JobTable {
     return job;
   }
 
+  /**
+   * Adds a job made elsewhere (a backend's, backend-jobs.ts) under a new id, within the same limits;
+   * `make` receives the id. Refused when MAX_RUNNING_JOBS are running.
+   */
+  add<J extends Job>(make: (id: string) => J): J {
+    const job = make(this.admit());
+    this.jobs.set(job.id, job);
+    return job;
+  }
+
+  /** A new job id, once the running-jobs limit allows one more (old finished records forgotten first). */
+  private admit(): string {
+    const running = [...this.jobs.values()].filter((j) => j.status === 'running');
+    if (running.length >= MAX_RUNNING_JOBS) {
+      throw new Error(
+        `${running.length} background jobs are already running (${running.map((j) => j.id).join(', ')}), the most one registry runs. ` +
+          'Wait for one to finish (bash_output) or stop one with bash_kill, then start this one.',
+      );
+    }
+    this.forgetOldFinished();
+    return `job-${randomBytes(4).toString('hex')}`;
+  }
+
   /** The job `id` of `sessionID`, or a model-readable error naming the session's jobs. */
-  get(id: string, sessionID: string): BackgroundJob {
+  get(id: string, sessionID: string): Job {
     const job = this.jobs.get(id.trim());
     if (job && job.sessionID === sessionID) return job;
     const mine = [...this.jobs.values()].filter((j) => j.sessionID === sessionID).map((j) => `${j.id} (${j.status})`);
@@ -235,7 +310,7 @@ export class JobTable {
     );
   }
 
-  /** Kills every job's process group and waits for them (what `registry.dispose()` calls). */
+  /** Kills every job (local process groups; backend jobs through their backend) and waits for them (what `registry.dispose()` calls). */
   async killAll(): Promise<void> {
     await Promise.all([...this.jobs.values()].map((j) => j.kill()));
   }
@@ -303,59 +378,57 @@ function installExitHandlers(): void {
 // bash_output / bash_kill
 // ---------------------------------------------------------------------------------------------
 
-const idParameter = z.object({
+/** The one argument of bash_output and bash_kill. */
+export const jobIdParameter = z.object({
   id: z
     .string()
     .describe('The job id that bash returned when it started the job in the background, e.g. "job-1a2b3c4d".'),
 });
 
-export const BashOutputTool = Tool.define<typeof idParameter, JobMetadata>(
+/** bash_output's definition (also served over a backend that runs commands: backend.ts). */
+export const bashOutputDefinition: Tool.Definition<typeof jobIdParameter, JobMetadata> = {
+  description: 'Read what a background bash job printed since the last read, and whether it has finished.',
+  parameters: jobIdParameter,
+  async execute(args, ctx) {
+    return report(jobsFor(ctx).get(args.id, ctx.sessionID), 'read');
+  },
+};
+
+/** bash_kill's definition (also served over a backend that runs commands: backend.ts). */
+export const bashKillDefinition: Tool.Definition<typeof jobIdParameter, JobMetadata> = {
+  description: 'Stop a background bash job (its whole process group) and return its remaining output.',
+  parameters: jobIdParameter,
+  async execute(args, ctx) {
+    const job = jobsFor(ctx).get(args.id, ctx.sessionID);
+    const wasRunning = job.status === 'running';
+    await job.kill();
+    return report(job, wasRunning ? 'killed' : 'already-done');
+  },
+};
+
+export const BashOutputTool = Tool.define<typeof jobIdParameter, JobMetadata>(
   {
     id: 'bash_output',
     permissions: { required: ['execute'] },
     descriptionPath: descriptionBeside(import.meta.url, 'bash_output'),
     danger: 'safe',
   },
-  {
-    description: 'Read what a background bash job printed since the last read, and whether it has finished.',
-    parameters: idParameter,
-    async execute(args, ctx) {
-      return report(jobsFor(ctx).get(args.id, ctx.sessionID), 'read');
-    },
-  },
+  bashOutputDefinition,
 );
 
-export const BashKillTool = Tool.define<typeof idParameter, JobMetadata>(
+export const BashKillTool = Tool.define<typeof jobIdParameter, JobMetadata>(
   {
     id: 'bash_kill',
     permissions: { required: ['execute'] },
     descriptionPath: descriptionBeside(import.meta.url, 'bash_kill'),
     danger: 'moderate',
   },
-  {
-    description: 'Stop a background bash job (its whole process group) and return its remaining output.',
-    parameters: idParameter,
-    async execute(args, ctx) {
-      const job = jobsFor(ctx).get(args.id, ctx.sessionID);
-      const wasRunning = job.status === 'running';
-      await job.kill();
-      return report(job, wasRunning ? 'killed' : 'already-done');
-    },
-  },
+  bashKillDefinition,
 );
 
-function report(job: BackgroundJob, action: 'read' | 'killed' | 'already-done'): Tool.Result<JobMetadata> {
+function report(job: Job, action: 'read' | 'killed' | 'already-done'): Tool.Result<JobMetadata> {
   const { text, metadata, elapsedMs } = job.read();
-  const seconds = (elapsedMs / 1000).toFixed(1);
-  const state =
-    job.status === 'running'
-      ? `running for ${seconds} s (pid ${job.pid})`
-      : job.status === 'killed'
-        ? `killed after ${seconds} s`
-        : job.signal
-          ? `ended by ${job.signal} after ${seconds} s`
-          : `exited with code ${job.exitCode} after ${seconds} s`;
-  const lines = [`[job ${job.id}: ${state}]`];
+  const lines = [`[job ${job.id}: ${job.state((elapsedMs / 1000).toFixed(1))}]`];
   if (action === 'already-done') lines.push('[It had already finished; nothing was killed.]');
   if (metadata.droppedChars > 0) {
     lines.push(
@@ -364,6 +437,7 @@ function report(job: BackgroundJob, action: 'read' | 'killed' | 'already-done'):
     );
   }
   lines.push(text.length ? text.replace(/\n$/, '') : '(no new output)');
+  lines.push(...job.notes());
   if (job.status === 'running') lines.push(`[Still running: call bash_output again later, or bash_kill to stop it.]`);
   return { title: `${job.id}: ${job.status}`, output: lines.join('\n'), metadata };
 }
