@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { Tool, createRegistry, registerBuiltinTools } from '../src/index.js';
-import { DEFAULT_MAX_BYTES, SELF_CAPPED_MAX_FACTOR } from '../src/constants.js';
+import { CAPPED_ERROR_MAX_CHARS, DEFAULT_MAX_BYTES, SELF_CAPPED_MAX_FACTOR } from '../src/constants.js';
 import { MAX_GLOB_RESULTS } from '../src/tools/files/glob.js';
 import { tempDir } from './helpers.js';
 
@@ -92,6 +92,17 @@ describe('a failed call over the cap', () => {
       const flagged = await registry.execute('fails', { size: 60_000, error: true });
       expect(flagged.success).toBe(false);
       expect(Buffer.byteLength(flagged.result.output)).toBeLessThan(2000);
+      // An error sentence of CAPPED_ERROR_MAX_CHARS is put back after the cut; one character more
+      // (an MCP error that is its whole output) is only in the saved file.
+      for (const [length, back] of [
+        [CAPPED_ERROR_MAX_CHARS, true],
+        [CAPPED_ERROR_MAX_CHARS + 1, false],
+      ] as const) {
+        const error = 'e'.repeat(length);
+        const r = await registry.execute('fails', { size: 60_000, error });
+        expect([length, r.result.output.endsWith(`\n\nError: ${error}`)]).toEqual([length, back]);
+        expect(fs.readFileSync(r.result.metadata.outputPath as string, 'utf8')).toContain(error);
+      }
     } finally {
       await registry.dispose();
     }

@@ -5,7 +5,7 @@
  * Must not define a value: each lives with the module that enforces it, and this file only re-exports it.
  */
 export { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from './registry.js';
-export { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, SELF_CAPPED_MAX_FACTOR } from './truncate.js';
+export { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, SELF_CAPPED_MAX_FACTOR, CAPPED_ERROR_MAX_CHARS } from './truncate.js';
 export { PROGRESS_EVENT } from './langchain.js';
 export { MIN_DESCRIPTION_CHARS } from './description-fit.js';
 export { ABORT_GRACE_MS } from './pipeline/call.js';

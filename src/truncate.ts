@@ -16,6 +16,11 @@ export const DEFAULT_MAX_BYTES = 50 * 1024;
  * past it the registry's cap applies all the same. `truncated: false` never switches the cap off.
  */
 export const SELF_CAPPED_MAX_FACTOR = 4;
+/**
+ * A failed call's error sentence (`metadata.error`) is put back after its cut output when it is at
+ * most this many characters; a longer one (an MCP error that is the whole output) is only in the saved file.
+ */
+export const CAPPED_ERROR_MAX_CHARS = 2_000;
 
 /** Caps and where full outputs go. */
 export interface TruncateOptions {

@@ -8,7 +8,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Tool } from '../tool.js';
-import { capsFor, DEFAULT_MAX_BYTES, mayNeedTruncation, truncateOutput, type TruncateOptions } from '../truncate.js';
+import {
+  capsFor,
+  CAPPED_ERROR_MAX_CHARS,
+  DEFAULT_MAX_BYTES,
+  mayNeedTruncation,
+  truncateOutput,
+  type TruncateOptions,
+} from '../truncate.js';
 import { parseArgumentsWithRepairs, type ArgumentRepair } from './arguments.js';
 import type { Deadline, DeadlineQueue } from './deadlines.js';
 import type { Semaphore } from './semaphore.js';
@@ -470,8 +477,9 @@ class Call {
     if (mayNeedTruncation(final.output, caps)) {
       // A cut keeps the head: the tool's own error sentence is put back after it.
       const keepError = (): void => {
-        if (typeof metadata.error === 'string' && !final.output.includes(metadata.error))
-          final.output += `\n\nError: ${metadata.error}`;
+        const said = metadata.error;
+        if (typeof said === 'string' && said.length <= CAPPED_ERROR_MAX_CHARS && !final.output.includes(said))
+          final.output += `\n\nError: ${said}`;
       };
       return truncateOutput(final.output, toolId, caps).then(
         (capped) => {
