@@ -167,6 +167,22 @@ describe('list over a parent of denied trees', () => {
   });
 });
 
+describe('a directory denied by name', () => {
+  it('a deny on the directory itself (a pattern without "/") leaves it and everything in it out of list, glob and grep', async () => {
+    const registry = registryWith([{ pattern: 'y', action: 'deny' }]);
+    const list = await run(registry, 'list', { path: '.' });
+    expect(list.output).not.toMatch(/^ +y\//m);
+    expect(list.output).not.toContain('fine.txt');
+    expect(list.output).toMatch(NOTICE('list'));
+    const glob = await run(registry, 'glob', { pattern: '**/*.txt', path: '.' });
+    expect(glob.output).not.toContain('deep/x/y/');
+    const grep = await run(registry, 'grep', { pattern: 'MARK' }, { grepBackend: 'js' });
+    expect(grep.output).not.toContain('fine');
+    expect(grep.output).toContain('open-a');
+    await registry.dispose();
+  });
+});
+
 describe('a rule for one tool only filters that tool', () => {
   it('a grep-only deny leaves glob and list free to name the files, and grep to search the rest', async () => {
     const registry = registryWith([{ tool: 'grep', pattern: 'secrets/**', action: 'deny' }]);

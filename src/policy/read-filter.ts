@@ -55,11 +55,14 @@ export class ReadPathFilter implements Tool.ReadFilter {
     const value = this.shown(abs);
     const realValue = realPath === abs ? value : this.shown(realPath);
     const outside = !this.inside(abs) || !this.inside(realPath);
-    // A directory is left out whole only when every path under it, at any depth, is refused.
-    const refused = isDir
-      ? this.denied(under(value, ANY), under(realValue, ANY), outside) &&
-        this.denied(under(value, `${ANY}/${ANY}`), under(realValue, `${ANY}/${ANY}`), outside)
-      : this.denied(value, realValue, outside);
+    // A directory is left out whole when it is refused itself (`list` of it would be), or when every
+    // path under it, at any depth, is.
+    // (A directory is not refused by `default: deny` alone: allow rules name the files under it.)
+    const refused =
+      this.denied(value, realValue, outside, isDir) ||
+      (isDir &&
+        this.denied(under(value, ANY), under(realValue, ANY), outside) &&
+        this.denied(under(value, `${ANY}/${ANY}`), under(realValue, `${ANY}/${ANY}`), outside));
     if (refused) this.left.add(abs);
     return refused;
   }
@@ -77,7 +80,7 @@ export class ReadPathFilter implements Tool.ReadFilter {
       : `(${n} paths were left out because the policy does not let ${tool} read them; they are not named here. Ask the user if you need them.)`;
   }
 
-  private denied(value: string, realValue: string, outside: boolean): boolean {
+  private denied(value: string, realValue: string, outside: boolean, byRuleOnly = false): boolean {
     if (this.denies) {
       for (const d of this.denies) {
         if (d.outside !== undefined && d.outside !== outside) continue;
@@ -88,7 +91,8 @@ export class ReadPathFilter implements Tool.ReadFilter {
     const subject: PolicySubject = { kind: 'path', value, outside };
     if (realValue !== value) subject.also = [realValue];
     const check = { ...this.check, subject, label: '' } as PolicyCheck;
-    return judge(check, this.rules, this.fallback).action === 'deny';
+    const decision = judge(check, this.rules, this.fallback);
+    return decision.action === 'deny' && (!byRuleOnly || decision.source !== 'default');
   }
 
   /** The real path of `abs`: its directory's real path (cached) plus its name. */
