@@ -176,9 +176,12 @@ describe('a directory denied by name', () => {
     expect(list.output).toMatch(NOTICE('list'));
     const glob = await run(registry, 'glob', { pattern: '**/*.txt', path: '.' });
     expect(glob.output).not.toContain('deep/x/y/');
-    const grep = await run(registry, 'grep', { pattern: 'MARK' }, { grepBackend: 'js' });
-    expect(grep.output).not.toContain('fine');
-    expect(grep.output).toContain('open-a');
+    for (const grepBackend of hasRg ? ['js', 'rg'] : ['js']) {
+      const grep = await run(registry, 'grep', { pattern: 'MARK' }, { grepBackend });
+      expect([grepBackend, grep.output.includes('fine')]).toEqual([grepBackend, false]);
+      expect(grep.output).toContain('open-a');
+      expect(grep.output).toMatch(NOTICE('grep'));
+    }
     await registry.dispose();
   });
 });
