@@ -86,6 +86,8 @@ const TABLE: Row[] = [
   ['null for an optional string', { name: null }, {}, [removed('name')]],
   ['null for an optional array', { tags: null }, {}, [removed('tags')]],
   ['null for an optional object', { opts: null }, {}, [removed('opts')]],
+  // OpenAI strict mode makes an optional enum required-but-nullable, so a model leaving it out sends null.
+  ['null for an optional enum', { priority: null }, {}, [removed('priority')]],
   [
     'null for an optional nested field',
     { opts: { deep: null, level: 1 } },

@@ -28,6 +28,7 @@ const suite = PG_MISSING ? describe.skip : describe;
 
 const TOOLS = path.join(ROOT, '__tests__', 'fixtures', 'store-tools.mjs');
 const APPENDER = path.join(ROOT, '__tests__', 'fixtures', 'store-appender.mjs');
+const MERGER = path.join(ROOT, '__tests__', 'fixtures', 'store-todo-merger.mjs');
 const SESSION_META = 'agent-toolbelt/session';
 
 let pg: PgServer;
@@ -154,6 +155,30 @@ suite('the CLI with --store', () => {
     expect(todo.stdout).toMatch(/^2 todos|1 open todo \(0 in progress, 1 pending\), 1 completed/);
     const owner = /\[x\] written by ([AB]) /.exec(todo.stdout)?.[1];
     expect(todo.stdout).toMatch(new RegExp(`\\[ \\] ${owner} list \\d+ `));
+  }, 120_000);
+
+  it('two processes merging distinct items into one todo list at once: every item of both is there', async () => {
+    const N = 40;
+    const [a, b] = await Promise.all([
+      run([pg.url, 'A', String(N)], {}, MERGER),
+      run([pg.url, 'B', String(N)], {}, MERGER),
+    ]);
+    expect([a.stderr, b.stderr]).toEqual(['', '']);
+    expect(JSON.parse(a.stdout)).toEqual({ failed: [] });
+    expect(JSON.parse(b.stdout)).toEqual({ failed: [] });
+    const todo = await run([
+      'run',
+      'todoread',
+      '{}',
+      '--session',
+      'merged-list',
+      '--store',
+      pg.url,
+      '--store-namespace',
+      'merging',
+    ]);
+    expect(todo.stdout).toMatch(new RegExp(`^${2 * N} open todos`));
+    for (const tag of ['A', 'B']) for (let i = 0; i < N; i++) expect(todo.stdout).toContain(`[ ] ${tag} item ${i} (`);
   }, 120_000);
 });
 

@@ -10,7 +10,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import fc from 'fast-check';
 import { z } from 'zod';
-import { InMemoryStore } from '@langchain/langgraph';
+import { InMemoryStore, StateGraph, Annotation, START, END, type BaseStore } from '@langchain/langgraph';
 import {
   Tool,
   createRegistry,
@@ -25,10 +25,19 @@ import {
 } from '../src/index.js';
 import { MAX_NAMESPACE_LABELS, MAX_NAMESPACE_LABEL_CHARS, resolveNamespace } from '../src/store/namespace.js';
 import { StoreScope } from '../src/store/scope.js';
-import { MEMORY_TOOLS, MAX_MEMORY_NOTE_RECORDS, MAX_STORE_SCAN_RECORDS, STORE_PAGE_SIZE } from '../src/constants.js';
+import {
+  MEMORY_TOOLS,
+  MAX_MEMORY_NOTE_RECORDS,
+  MAX_STORE_SCAN_RECORDS,
+  STORE_PAGE_SIZE,
+  STORE_UPDATE_ATTEMPTS,
+} from '../src/constants.js';
 import http from 'node:http';
 import { tempDir, listenLoopback, closeServer } from './helpers.js';
 import { startPostgres, type PgServer } from './postgres-server.js';
+import { ensureDist, ROOT } from './dist.js';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 
 const PG_MISSING = existsSync('/usr/lib/postgresql/15/bin/initdb')
   ? undefined
@@ -88,6 +97,18 @@ const ENGINES: Array<[string, () => ToolStore]> = [
   ['InMemoryStore', () => new InMemoryStore()],
   ...(PG_MISSING ? [] : [['PostgresStore', () => pgStore!] as [string, () => ToolStore]]),
 ];
+
+/** `store` with each answer delivered one turn of the event loop later (its claim kept, if any). */
+function lagging(store: ToolStore): ToolStore {
+  const later = <T>(p: Promise<T>) => p.then((v) => new Promise<T>((resolve) => setImmediate(() => resolve(v))));
+  return {
+    get: (ns, key) => later(store.get(ns, key)),
+    put: (ns, key, value) => later(store.put(ns, key, value)),
+    delete: (ns, key) => later(store.delete(ns, key)),
+    search: (ns, opts) => later(store.search(ns, opts)),
+    ...(store.claim ? { claim: (...a: Parameters<NonNullable<ToolStore['claim']>>) => later(store.claim!(...a)) } : {}),
+  };
+}
 
 describe.each(ENGINES)('%s', (_name, engine) => {
   it('shares todo lists between registries given the same store and namespace, and only then', async () => {
@@ -293,6 +314,60 @@ describe.each(ENGINES)('%s', (_name, engine) => {
     }
   });
 
+  it('concurrent merges into one todo list in one process all land, each a versioned write', async () => {
+    // The engine as it is, and answering a turn of the event loop later (as any networked store
+    // does), so the calls' reads and writes interleave.
+    const store = lagging(engine());
+    const base = [fresh('merge')];
+    const r = registry(store, base);
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        call(r, 'todowrite', { todos: [{ id: `i${i}`, content: `item ${i}`, status: 'pending' }], merge: true }, 'm'),
+      ),
+    );
+    expect(results.filter((x) => !x.success)).toEqual([]);
+    const ids = ((await call(r, 'todoread', {}, 'm')).result.metadata.todos as Array<{ id: string }>).map((t) => t.id);
+    expect(ids.sort()).toEqual(Array.from({ length: 40 }, (_, i) => `i${i}`).sort());
+    // Every write leaves a new revision, replacing ones included.
+    const ns = [...resolveNamespace(base, {}, []), '~todo'];
+    const before = (await store.get(ns, 'm'))?.value.rev;
+    await call(r, 'todowrite', { todos: [{ id: 'x', content: 'replace', status: 'pending' }] }, 'm');
+    const after = (await store.get(ns, 'm'))?.value.rev;
+    expect(typeof before).toBe('string');
+    expect(typeof after).toBe('string');
+    expect(after).not.toBe(before);
+  });
+
+  it('what todowrite returns is a copy: changing it does not change the stored list', async () => {
+    const r = registry(engine(), [fresh('copies')]);
+    for (const merge of [false, true]) {
+      const res = await call(r, 'todowrite', { todos: [{ id: '1', content: 'keep me', status: 'pending' }], merge });
+      (res.result.metadata.todos as Array<{ content: string }>)[0].content = 'changed by the caller';
+      expect((await call(r, 'todoread', {})).result.output).toContain('[ ] keep me (');
+    }
+  });
+
+  it('StoreScope.all keeps exactly its namespace: not alice2 for alice, not a deeper namespace', async () => {
+    const store = engine();
+    const tag = fresh('exact');
+    const own = ['toolbelt', tag, 'alice'];
+    await store.put([...own, '~todo'], 'mine', { v: 1 });
+    await store.put([...own, '~todo', 'deeper'], 'below', { v: 1 });
+    await store.put(['toolbelt', tag, 'alice2', '~todo'], 'other', { v: 1 });
+    await store.put(['toolbelt', tag, 'alice', '~todo2'], 'sibling', { v: 1 });
+    expect((await new StoreScope(store, own).all('todo')).map((i) => i.key)).toEqual(['mine']);
+    // Labels holding LIKE wildcards and the escape character are encoded before any engine sees them.
+    for (const label of ['%', '_', '\\', 'al_ce', 'ali%']) {
+      const base = resolveNamespace([tag, label], {}, []);
+      expect(base.slice(2).join('')).toMatch(/^[A-Za-z0-9~-]+$/);
+      await new StoreScope(store, base).put('todo', 'k', { v: 1, label });
+    }
+    for (const label of ['%', '_', '\\', 'al_ce', 'ali%']) {
+      const items = await new StoreScope(store, resolveNamespace([tag, label], {}, [])).all('todo');
+      expect(items.map((i) => i.value.label)).toEqual([label]);
+    }
+  });
+
   it('a malformed record fails with its key named; other records keep working', async () => {
     const store = engine();
     const base = [fresh('bad')];
@@ -313,6 +388,36 @@ describe.each(ENGINES)('%s', (_name, engine) => {
       { path: 'hand.md', summary: expect.stringMatching(/^\(unreadable: .*"hand\.md#1"/), size: 0 },
       { path: 'ok.md', summary: '', size: 5 },
     ]);
+  });
+});
+
+describe('graph runs on one InMemoryStore', () => {
+  it('two runs at once merging into one list lose nothing (each run wraps the store anew)', async () => {
+    const store = new InMemoryStore();
+    const base = [fresh('runs')];
+    const r = registry(undefined, base);
+    const tools = await r.tools({ initCtx: initCtx(), createContext: () => ({ sessionID: 'g' }) });
+    const todowrite = tools.find((t) => t.name === 'todowrite')!;
+    const State = Annotation.Root({ tag: Annotation<string> });
+    const graph = new StateGraph(State)
+      .addNode('write', async (state, config) => {
+        await Promise.all(
+          Array.from({ length: 15 }, (_, i) =>
+            todowrite.invoke(
+              { todos: [{ id: `${state.tag}${i}`, content: `${state.tag} ${i}`, status: 'pending' }], merge: true },
+              config,
+            ),
+          ),
+        );
+        return {};
+      })
+      .addEdge(START, 'write')
+      .addEdge('write', END)
+      .compile({ store });
+    await Promise.all([graph.invoke({ tag: 'a' }), graph.invoke({ tag: 'b' })]);
+    const read = await call(registry(store, base), 'todoread', {}, 'g');
+    const ids = (read.result.metadata.todos as Array<{ id: string }>).map((t) => t.id).sort();
+    expect(ids).toEqual(['a', 'b'].flatMap((t) => Array.from({ length: 15 }, (_, i) => `${t}${i}`)).sort());
   });
 });
 
@@ -440,6 +545,107 @@ describe('namespaces', () => {
   });
 });
 
+(PG_MISSING ? describe.skip : describe)('todo merges on PostgresStore', () => {
+  /** The Postgres store, with another writer changing the todo record right after each of our first `times` reads. */
+  function overtaken(times: number): ToolStore {
+    const inner = pgStore!;
+    let left = times;
+    return {
+      get: async (ns, key) => {
+        const item = await inner.get(ns, key);
+        if (item && left > 0 && ns.at(-1) === '~todo') {
+          left--;
+          await inner.put(ns, key, { ...item.value, rev: `another-writer-${left}` });
+        }
+        return item;
+      },
+      put: (ns, key, value) => inner.put(ns, key, value),
+      delete: (ns, key) => inner.delete(ns, key),
+      search: (ns, opts) => inner.search(ns, opts),
+      claim: (...a) => inner.claim(...a),
+    };
+  }
+
+  it(`a merge overtaken ${STORE_UPDATE_ATTEMPTS - 1} times lands; overtaken ${STORE_UPDATE_ATTEMPTS} times it is refused with a sentence and writes nothing`, async () => {
+    for (const [times, lands] of [
+      [STORE_UPDATE_ATTEMPTS - 1, true],
+      [STORE_UPDATE_ATTEMPTS, false],
+    ] as const) {
+      const r = registry(overtaken(times), [fresh('overtaken')]);
+      expect((await call(r, 'todowrite', { todos: [{ id: '1', content: 'first', status: 'pending' }] })).success).toBe(
+        true,
+      );
+      const merged = await call(r, 'todowrite', {
+        todos: [{ id: '2', content: 'second', status: 'pending' }],
+        merge: true,
+      });
+      const ids = ((await call(r, 'todoread', {})).result.metadata.todos as Array<{ id: string }>).map((t) => t.id);
+      if (lands) {
+        expect(merged.success).toBe(true);
+        expect(ids).toEqual(['1', '2']);
+      } else {
+        expect(merged.error).toBe(
+          `The todo list of session "s-1" was changed by another writer during each of ${STORE_UPDATE_ATTEMPTS} attempts to merge into it, so nothing was written. Read it with todoread and send the change again.`,
+        );
+        expect(ids).toEqual(['1']);
+      }
+    }
+  }, 30_000);
+
+  it("graphs compiled with openStore's engine (two pools, as two processes) merge into one list atomically", async () => {
+    // A graph run hands tools LangGraph's AsyncBatchedStore around the engine, which has no claim
+    // of its own: the claim openStore made for that engine must still be the one used.
+    const other = await openStore(pg!.url);
+    const base = [fresh('graphs')];
+    const r = registry(undefined, base);
+    const tools = await r.tools({ initCtx: initCtx(), createContext: () => ({ sessionID: 'g' }) });
+    const todowrite = tools.find((t) => t.name === 'todowrite')!;
+    const State = Annotation.Root({ tag: Annotation<string> });
+    const graph = (engine: unknown) =>
+      new StateGraph(State)
+        .addNode('write', async (state, config) => {
+          await Promise.all(
+            Array.from({ length: 15 }, (_, i) =>
+              todowrite.invoke(
+                { todos: [{ id: `${state.tag}${i}`, content: `${state.tag} ${i}`, status: 'pending' }], merge: true },
+                config,
+              ),
+            ),
+          );
+          return {};
+        })
+        .addEdge(START, 'write')
+        .addEdge('write', END)
+        .compile({ store: engine as BaseStore });
+    try {
+      await Promise.all([graph(pgStore!.engine).invoke({ tag: 'a' }), graph(other.engine).invoke({ tag: 'b' })]);
+      const read = await call(registry(pgStore, base), 'todoread', {}, 'g');
+      const ids = (read.result.metadata.todos as Array<{ id: string }>).map((t) => t.id).sort();
+      expect(ids).toEqual(['a', 'b'].flatMap((t) => Array.from({ length: 15 }, (_, i) => `${t}${i}`)).sort());
+    } finally {
+      await other.close();
+    }
+  }, 60_000);
+
+  it('two creators of one list at once: one creates it, the other merges into it', async () => {
+    // A second connection pool, as another process has: no in-process lock is shared between the two.
+    const other = await openStore(pg!.url);
+    const base = [fresh('create')];
+    const [a, b] = [registry(pgStore, base), registry(other, base)];
+    for (let round = 0; round < 10; round++) {
+      const session = `new-${round}`;
+      const results = await Promise.all([
+        call(a, 'todowrite', { todos: [{ id: 'a', content: 'from a', status: 'pending' }], merge: true }, session),
+        call(b, 'todowrite', { todos: [{ id: 'b', content: 'from b', status: 'pending' }], merge: true }, session),
+      ]);
+      expect(results.filter((x) => !x.success)).toEqual([]);
+      const todos = (await call(a, 'todoread', {}, session)).result.metadata.todos as Array<{ id: string }>;
+      expect(todos.map((t) => t.id).sort()).toEqual(['a', 'b']);
+    }
+    await other.close();
+  }, 30_000);
+});
+
 (PG_MISSING ? describe.skip : describe)('PostgresStore going down', () => {
   it('fails the call with one sentence without the password, writes nothing half, and works again after', async () => {
     const r = registry(pgStore, [fresh('down')]);
@@ -484,6 +690,45 @@ describe('namespaces', () => {
     const landed = results.flatMap((x, i) => (x.success ? [`- line ${i}`] : []));
     expect([...lines].sort()).toEqual([...landed].sort());
   }, 60_000);
+
+  it.each([
+    ['given to createRegistry', 'registry'],
+    ["as a graph run's store (LangGraph's AsyncBatchedStore around it)", 'run'],
+  ])(
+    "a bare LangGraph PostgresStore %s: the server's restart does not end the process",
+    async (_how, mode) => {
+      await ensureDist();
+      const child = spawn(
+        process.execPath,
+        [path.join(ROOT, '__tests__', 'fixtures', 'bare-pgstore.mjs'), pg!.url, mode],
+        {
+          cwd: ws.dir,
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+          stdio: ['pipe', 'pipe', 'pipe'],
+        },
+      );
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      try {
+        expect(JSON.parse((await lines.next()).value as string)).toEqual({ ready: true });
+        // A fast shutdown ends the child's idle connection: its pool reports the error as an event.
+        await pg!.pause();
+        await new Promise((r) => setTimeout(r, 200));
+        await pg!.start();
+        child.stdin.write('read\n');
+        const read = JSON.parse((await lines.next()).value as string);
+        expect(read).toEqual({ success: true, output: expect.stringContaining('[ ] survive a restart') });
+        child.stdin.end();
+        expect(await exited).toBe(0);
+        expect(stderr).toBe('');
+      } finally {
+        child.kill('SIGKILL');
+      }
+    },
+    60_000,
+  );
 
   it('openStore names the URL without its password when the server is unreachable', async () => {
     const url = pg!.url.replace(`:${pg!.port}/`, ':1/');

@@ -12,6 +12,8 @@ async function tools(initCtx: Record<string, unknown> = { todoStore: new TodoSto
   return {
     write: async (todos: unknown, session = 's1') =>
       write.execute(write.parameters.parse({ todos }), makeCtx({ sessionID: session })),
+    merge: async (todos: unknown, session = 's1') =>
+      write.execute(write.parameters.parse({ todos, merge: true }), makeCtx({ sessionID: session })),
     read: async (session = 's1') => read.execute(read.parameters.parse({}), makeCtx({ sessionID: session })),
   };
 }
@@ -142,6 +144,77 @@ describe('todowrite / todoread', () => {
   it('refuses a call without a session id', async () => {
     const write = await TodoWriteTool.init({ todoStore: new TodoStore() });
     await expect(write.execute({ todos: [] }, makeCtx({ sessionID: '' }))).rejects.toThrow(/no sessionID/);
+  });
+});
+
+describe('todowrite with merge', () => {
+  it('updates the given fields of items matched by id, appends new ids, keeps the rest in order', async () => {
+    const t = await tools();
+    await t.write([item('1', 'in_progress', 'high'), item('2'), item('3')]);
+    const res = await t.merge([
+      { id: '2', status: 'completed' },
+      { id: '1', content: 'Step one, reworded' },
+      item('4'),
+    ]);
+    expect(res.metadata.todos).toEqual([
+      { id: '1', content: 'Step one, reworded', status: 'in_progress', priority: 'high' },
+      { id: '2', content: 'Step 2', status: 'completed', priority: 'medium' },
+      { id: '3', content: 'Step 3', status: 'pending', priority: 'medium' },
+      { id: '4', content: 'Step 4', status: 'pending', priority: 'medium' },
+    ]);
+    expect((await t.read()).metadata.todos).toEqual(res.metadata.todos);
+    // Merging the same change again leaves the same list (idempotent, as annotated).
+    expect((await t.merge([{ id: '2', status: 'completed' }])).metadata.todos).toEqual(res.metadata.todos);
+  });
+
+  it('merge false (the default) replaces the list, and then needs every field', async () => {
+    const t = await tools();
+    await t.write([item('1'), item('2')]);
+    expect((await t.write([item('3')])).metadata.todos.map((x) => x.id)).toEqual(['3']);
+    await expect(t.write([{ id: '3', status: 'completed' }])).rejects.toThrow(
+      /item 1 \(id "3"\) has no content.*or set merge to true to change only some items/,
+    );
+    await expect(t.write([{ id: '3', content: 'c' }])).rejects.toThrow(/item 1 \(id "3"\) has no status/);
+    expect((await t.read()).metadata.todos.map((x) => x.id)).toEqual(['3']);
+  });
+
+  it('a new id without content or status is refused with the missing fields named, and nothing is written', async () => {
+    const t = await tools();
+    await t.write([item('1')]);
+    await expect(
+      t.merge([
+        { id: '1', status: 'completed' },
+        { id: 'new', status: 'pending' },
+      ]),
+    ).rejects.toThrow(
+      /^Cannot merge: the list has no item with id "new" \(content\), and a new item needs a content and a status/,
+    );
+    expect((await t.read()).metadata.todos).toEqual([{ ...item('1'), priority: 'medium' }]);
+    await expect(t.merge([{ id: '1', content: '  ' }])).rejects.toThrow(/item 1 \(id "1"\) has empty content/);
+  });
+
+  it(`merging up to ${MAX_TODOS} items in all is accepted; one more is refused and nothing is written`, async () => {
+    const t = await tools();
+    await t.write(Array.from({ length: MAX_TODOS - 1 }, (_, i) => item(String(i))));
+    expect((await t.merge([item('last')])).metadata.todos).toHaveLength(MAX_TODOS);
+    await expect(t.merge([item('one-more')])).rejects.toThrow(
+      new RegExp(`merging would leave ${MAX_TODOS + 1} items, the limit is ${MAX_TODOS}`),
+    );
+    expect((await t.read()).metadata.todos).toHaveLength(MAX_TODOS);
+  });
+
+  it('concurrent merges into the in-process list all land', async () => {
+    const registry = registerBuiltinTools(createRegistry({ loopGuard: false }), ['todowrite', 'todoread']);
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        registry.execute('todowrite', { todos: [item(`i${i}`)], merge: true }, { sessionID: 'm' }),
+      ),
+    );
+    expect(results.filter((r) => !r.success)).toEqual([]);
+    const read = await registry.execute('todoread', {}, { sessionID: 'm' });
+    expect((read.result.metadata.todos as TodoItem[]).map((x) => x.id).sort()).toEqual(
+      Array.from({ length: 30 }, (_, i) => `i${i}`).sort(),
+    );
   });
 });
 

@@ -68,7 +68,12 @@ export {
 } from './tools/memory/store.js';
 export { MAX_MEMORY_NOTE_RECORDS } from './tools/memory/store-notes.js';
 export { STORE_ROOT_LABEL, MAX_NAMESPACE_LABELS, MAX_NAMESPACE_LABEL_CHARS } from './store/namespace.js';
-export { STORE_PAGE_SIZE, MAX_STORE_SCAN_RECORDS } from './store/scope.js';
+export {
+  STORE_PAGE_SIZE,
+  MAX_STORE_SCAN_RECORDS,
+  STORE_UPDATE_ATTEMPTS,
+  STORE_UPDATE_BACKOFF_MS,
+} from './store/scope.js';
 export { STORE_CONNECT_TIMEOUT_MS, STORE_QUERY_TIMEOUT_MS, STORE_POOL_SIZE } from './store/postgres.js';
 export { CLI_STORE_NAMESPACE } from './cli/store.js';
 export {

@@ -149,6 +149,9 @@ function enumKey(s: string): string {
 
 /** What a value becomes where the schema expected `expected` (NO_CHANGE when it cannot be told). */
 function repairValue(value: unknown, issue: Issue): unknown {
+  // null where a value was expected: an optional field left out (OpenAI strict mode sends null for
+  // every optional field, enums included); a required one then fails as missing.
+  if (value === null && (issue.code === 'invalid_type' || issue.code === 'invalid_value')) return REMOVE;
   if (issue.code === 'invalid_value') {
     if (typeof value !== 'string') return NO_CHANGE;
     const options = issue.values.filter((v): v is string => typeof v === 'string');

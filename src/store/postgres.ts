@@ -2,10 +2,12 @@
  * `openStore(url)`: a LangGraph PostgresStore opened from a `postgres://` URL for the tools (and the
  * CLI's `--store`), with bounded connect and query times, its tables made once per process (a
  * second process doing the same at once is retried), idle-connection errors kept from crashing
- * the process, and the atomic `claim` PostgresStore lacks (one conditional UPDATE on its own table).
+ * the process, and the atomic `claim` PostgresStore lacks (one conditional UPDATE, or an INSERT of
+ * a record that must not exist yet, on its own table), registered for the engine too.
  * Must not be imported by the root at load time: `@langchain/langgraph-checkpoint-postgres` and
  * `pg` load on first use.
  */
+import { registerEngineClaim } from './scope.js';
 import type { StoreItem, StoreSearchOptions, ToolStore } from './types.js';
 import { redactSecrets, redactUrl } from './url.js';
 
@@ -28,7 +30,7 @@ export interface OpenedStore extends ToolStore {
     namespace: string[],
     key: string,
     field: string,
-    expected: string,
+    expected: string | null,
     value: Record<string, unknown>,
   ): Promise<boolean>;
   /** Ends the store's connections. */
@@ -101,7 +103,7 @@ export async function openStore(url: string, options: { schema?: string } = {}):
   });
   await setupWithRetry(engine, url, label);
   const table = `"${schema.replace(/"/g, '""')}".store`;
-  return {
+  const opened: OpenedStore = {
     engine,
     label,
     get: (ns, key) => engine.get(ns, key),
@@ -111,14 +113,25 @@ export async function openStore(url: string, options: { schema?: string } = {}):
     async claim(ns, key, field, expected, value) {
       if (!pool)
         throw new Error('this PostgresStore version keeps its connection pool private, so claims cannot be made');
-      const res = await pool.query(
-        `UPDATE ${table} SET value = $3::jsonb, updated_at = CURRENT_TIMESTAMP WHERE namespace_path = $1 AND key = $2 AND value->>$4 = $5`,
-        [ns.join(':'), key, JSON.stringify(value), field, expected],
-      );
+      // One statement, so one round trip and one commit: a conditional UPDATE, or for a record that
+      // must not exist yet an INSERT that a concurrent creator's row makes a no-op.
+      const res =
+        expected === null
+          ? await pool.query(
+              `INSERT INTO ${table} (namespace_path, key, value) VALUES ($1, $2, $3::jsonb) ON CONFLICT (namespace_path, key) DO NOTHING`,
+              [ns.join(':'), key, JSON.stringify(value)],
+            )
+          : await pool.query(
+              `UPDATE ${table} SET value = $3::jsonb, updated_at = CURRENT_TIMESTAMP WHERE namespace_path = $1 AND key = $2 AND COALESCE(value->>$4, '') = $5`,
+              [ns.join(':'), key, JSON.stringify(value), field, expected],
+            );
       return res.rowCount === 1;
     },
     close: () => engine.stop(),
   };
+  // The engine handed to a graph (compile({ store: opened.engine })) claims with this too.
+  registerEngineClaim(engine, (ns, key, field, expected, value) => opened.claim(ns, key, field, expected, value));
+  return opened;
 }
 
 /** How a store URL is shown: its password replaced by `***`. */

@@ -2,9 +2,12 @@
  * One call's view of the store: which store (the run's LangGraph store, else the registry's), the
  * resolved namespace, and the record operations the tools share — reads that name a malformed
  * record's key, paged searches that keep only the exact namespace, an atomic claim (the engine's,
- * else an in-process lock), and failures turned into one sentence without secrets.
+ * else an in-process lock), versioned read-modify-writes built on it, and failures turned into one
+ * sentence without secrets; and the guard that keeps a bare PostgresStore's pool errors from
+ * ending the process.
  * Must not know any tool's record shape (each tool validates its own values).
  */
+import { randomUUID } from 'node:crypto';
 import type { Tenant } from '../tenant.js';
 import { kindNamespace, resolveNamespace, STATE_KINDS, type StateKind } from './namespace.js';
 import type { NamespaceContext, StoreItem, ToolStore } from './types.js';
@@ -14,6 +17,22 @@ import { redactSecrets } from './url.js';
 export const STORE_PAGE_SIZE = 500;
 /** Most records of one kind a tool reads in one call (memory notes, pending calls). */
 export const MAX_STORE_SCAN_RECORDS = 20_000;
+
+/** Reads and compare-and-set writes one `StoreScope.update` makes before it gives up (overtaken each time). */
+export const STORE_UPDATE_ATTEMPTS = 10;
+/** Most wait between two such attempts, times the attempt's number (ms; the wait is random below it). */
+export const STORE_UPDATE_BACKOFF_MS = 5;
+/** The field of a versioned record holding its revision (a random token, new on every write). */
+export const REVISION_FIELD = 'rev';
+
+/** This process's part of every revision it makes: random, so no two processes share one. */
+const REVISION_PREFIX = randomUUID();
+let revisionSeq = 0;
+
+/** A fresh revision token for a versioned record: unique across processes and within this one (cheaper than a UUID per write). */
+export function newRevision(): string {
+  return `${REVISION_PREFIX}-${(++revisionSeq).toString(36)}`;
+}
 
 /** The key of `ctx.extra` the LangChain adapter puts the run's store (`config.store`) under. */
 export const RUN_STORE_KEY = 'langgraphStore';
@@ -85,8 +104,17 @@ export class StoreScope {
 
   /** Writes the record `key` of `kind` (one put: it lands whole or not at all). */
   put(kind: StateKind, key: string, value: Record<string, unknown>): Promise<void> {
-    assertKey(key);
-    return this.run(`saving ${kind} record "${key}"`, () => this.store.put(this.ns(kind), key, value));
+    // One promise step, no async wrapper (as in `get`): todowrite's whole cost is about this call.
+    let pending: Promise<void>;
+    try {
+      assertKey(key);
+      pending = this.store.put(this.ns(kind), key, value);
+    } catch (err) {
+      return Promise.reject(this.failure(`saving ${kind} record "${key}"`, err));
+    }
+    return pending.then(undefined, (err: unknown) => {
+      throw this.failure(`saving ${kind} record "${key}"`, err);
+    });
   }
 
   /** Deletes the record `key` of `kind`. */
@@ -123,26 +151,59 @@ export class StoreScope {
   }
 
   /**
-   * Sets `value` under `key` only if the record's `field` is `expected` now; true when this call
-   * did. Atomic across processes when the engine has `claim`; otherwise within this process.
+   * Sets `value` under `key` only if the record's `field` is `expected` now (a missing field counts
+   * as `''`), or with `expected` null only if there is no record yet; true when this call did.
+   * Atomic across processes when the engine has `claim`; otherwise within this process.
    */
   async claim(
     kind: StateKind,
     key: string,
     field: string,
-    expected: string,
+    expected: string | null,
     value: Record<string, unknown>,
   ): Promise<boolean> {
+    assertKey(key);
     const ns = this.ns(kind);
     const store = this.store;
-    if (typeof store.claim === 'function') {
-      return this.run(`updating ${kind} record "${key}"`, () => store.claim!(ns, key, field, expected, value));
-    }
-    return withLocalLock(store, `${ns.join('/')}\n${key}`, async () => {
+    const atomic = claimOf(store);
+    if (atomic) return this.run(`updating ${kind} record "${key}"`, () => atomic(ns, key, field, expected, value));
+    return withLocalLock(store, `claim\n${ns.join('/')}\n${key}`, async () => {
       const item = await this.run(`reading ${kind} record "${key}"`, () => store.get(ns, key));
-      if (!item || item.value?.[field] !== expected) return false;
+      if (expected === null ? item : !item || (item.value?.[field] ?? '') !== expected) return false;
       await this.run(`updating ${kind} record "${key}"`, () => store.put(ns, key, value));
       return true;
+    });
+  }
+
+  /**
+   * A versioned read-modify-write of the record `key`: reads it (checked by `parse`), asks `next`
+   * for the new value, and writes that with a fresh `REVISION_FIELD` only if the record's revision
+   * is still the one read (a compare-and-set through `claim`; a first record is created only if
+   * none appeared meanwhile). Overtaken by another writer, it reads again, at most
+   * `STORE_UPDATE_ATTEMPTS` times in all, and then gives up: returns undefined, having written
+   * nothing. Calls in this process on one record queue (so they do not overtake each other);
+   * other processes are what the compare-and-set guards against.
+   */
+  update<T, R extends Record<string, unknown>>(
+    kind: StateKind,
+    key: string,
+    parse: (value: Record<string, unknown>) => T | undefined,
+    next: (current: T | undefined) => R,
+  ): Promise<R | undefined> {
+    assertKey(key);
+    return withLocalLock(this.store, `update\n${this.ns(kind).join('/')}\n${key}`, async () => {
+      for (let attempt = 1; attempt <= STORE_UPDATE_ATTEMPTS; attempt++) {
+        const item = await this.run(`reading ${kind} record "${key}"`, () => this.store.get(this.ns(kind), key));
+        const current = item ? this.parsed(kind, item, parse) : undefined;
+        const seen = item ? item.value[REVISION_FIELD] : null;
+        const value = { ...next(current), [REVISION_FIELD]: newRevision() };
+        if (await this.claim(kind, key, REVISION_FIELD, typeof seen === 'string' ? seen : item ? '' : null, value))
+          return value;
+        // Overtaken: wait a little (random, growing), so two processes do not meet again at once.
+        if (attempt < STORE_UPDATE_ATTEMPTS)
+          await new Promise((r) => setTimeout(r, Math.random() * STORE_UPDATE_BACKOFF_MS * attempt));
+      }
+      return undefined;
     });
   }
 
@@ -179,6 +240,7 @@ export function storeScope(tenant: Tenant, ctx: ScopeContext | undefined): Store
   let cached = fixed ? fixedScopes.get(tenant) : undefined;
   const hit = cached?.get(store);
   if (hit) return hit;
+  guardEngineErrors(store);
   const configurable = ctx?.extra?.[RUN_CONFIGURABLE_KEY];
   const nsCtx: NamespaceContext = {
     sessionID: ctx?.sessionID,
@@ -197,6 +259,33 @@ export function storeScope(tenant: Tenant, ctx: ScopeContext | undefined): Store
 }
 
 const fixedScopes = new WeakMap<Tenant, WeakMap<ToolStore, StoreScope>>();
+
+const guarded = new WeakSet<object>();
+const ignore = () => undefined;
+type Emitter = { on(event: string, listener: (arg: unknown) => void): unknown };
+
+/**
+ * Keeps a LangGraph `PostgresStore` handed to us as it is (not from `openStore`, which does this
+ * itself) from ending the process when PostgreSQL restarts: its pool (`core.pool`, a pg Pool)
+ * reports a connection the server dropped while idle as an 'error' event, and a connection
+ * dropped while checked out reports one on itself; with no listener either ends the process.
+ * Listens to both, once per store (and the store a LangGraph AsyncBatchedStore wraps); the next
+ * query reconnects or fails with its own sentence. Anything else (no `core.pool` with `on`) is
+ * left alone.
+ */
+export function guardEngineErrors(store: object): void {
+  if (guarded.has(store)) return;
+  guarded.add(store);
+  // A graph run hands tools LangGraph's AsyncBatchedStore, which wraps the graph's store as `store`.
+  const inner = (store as { store?: unknown }).store;
+  if (inner && typeof inner === 'object') guardEngineErrors(inner);
+  const pool = (store as { core?: { pool?: unknown } }).core?.pool as Emitter | undefined;
+  if (!pool || typeof pool.on !== 'function') return;
+  pool.on('error', ignore);
+  pool.on('connect', (client) => {
+    if (client && typeof (client as Emitter).on === 'function') (client as Emitter).on('error', ignore);
+  });
+}
 
 /** Whether `value` has the four methods of the store interface. */
 export function isToolStore(value: unknown): value is ToolStore {
@@ -227,12 +316,43 @@ function capitalise(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
+type Claim = NonNullable<ToolStore['claim']>;
+const engineClaims = new WeakMap<object, Claim>();
+
+/**
+ * Gives an engine (the LangGraph store `openStore` made) the atomic `claim` made for it, so that
+ * the engine handed to a graph (`compile({ store: opened.engine })`) claims atomically as well,
+ * though each run hands the tools LangGraph's AsyncBatchedStore around it.
+ */
+export function registerEngineClaim(engine: object, claim: Claim): void {
+  engineClaims.set(engine, claim);
+}
+
+/** The store LangGraph's AsyncBatchedStore (a graph run's store) wraps, else the store itself. */
+function unwrapped(store: object): object {
+  const wrapped = store as { lg_name?: unknown; store?: unknown };
+  return wrapped.lg_name === 'AsyncBatchedStore' && wrapped.store && typeof wrapped.store === 'object'
+    ? wrapped.store
+    : store;
+}
+
+/** The store's own atomic claim, or the one registered for the engine it is or wraps. */
+function claimOf(store: ToolStore): Claim | undefined {
+  if (typeof store.claim === 'function') return store.claim.bind(store);
+  return engineClaims.get(store) ?? engineClaims.get(unwrapped(store));
+}
+
 const locks = new WeakMap<object, Map<string, Promise<unknown>>>();
 
-/** Runs `fn` after every earlier `fn` of the same store and key in this process. */
+/**
+ * Runs `fn` after every earlier `fn` of the same store and key in this process. A graph run's
+ * store is LangGraph's AsyncBatchedStore, a new one per run around the graph's store: the lock is
+ * the wrapped store's, so two runs at once on one store queue too.
+ */
 async function withLocalLock<T>(store: object, key: string, fn: () => Promise<T>): Promise<T> {
-  let map = locks.get(store);
-  if (!map) locks.set(store, (map = new Map<string, Promise<unknown>>()));
+  const owner = unwrapped(store);
+  let map = locks.get(owner);
+  if (!map) locks.set(owner, (map = new Map<string, Promise<unknown>>()));
   const before = map.get(key) ?? Promise.resolve();
   const run = before.then(fn, fn);
   const tail = run.catch(() => undefined);

@@ -31,15 +31,17 @@ export interface ToolStore {
   delete(namespace: string[], key: string): Promise<void>;
   search(namespacePrefix: string[], options?: StoreSearchOptions): Promise<StoreItem[]>;
   /**
-   * Optional atomic step: sets `value` under `key` only when the record's `field` equals `expected`
-   * now, and says whether it did. Engines without it get an in-process lock instead (exactly once
-   * within one process). `openStore()`'s Postgres store has it.
+   * Optional atomic step (a compare-and-set): sets `value` under `key` only when the record's
+   * `field` equals `expected` now (a record without the field counts as `''`), or, with `expected`
+   * null, only when no record is under `key` yet (it creates it); says whether it did. Engines
+   * without it get an in-process lock instead (atomic within one process). `openStore()`'s Postgres
+   * store has it.
    */
   claim?(
     namespace: string[],
     key: string,
     field: string,
-    expected: string,
+    expected: string | null,
     value: Record<string, unknown>,
   ): Promise<boolean>;
 }
