@@ -143,7 +143,7 @@ export class PolicyGate {
   /** The filter a search call's walk applies (see `Policy.readFilter`); undefined without a policy or a rule that can refuse a path. */
   readFilter(call: AuthorizeCall): Promise<Tool.ReadFilter | undefined> {
     if (!this.policy) return Promise.resolve(undefined);
-    const env = this.environment((call.ctx?.extra?.initCtx ?? {}));
+    const env = this.environment(call.ctx?.extra?.initCtx ?? {});
     return this.policy.readFilter(call.toolId, env);
   }
 
