@@ -109,6 +109,43 @@ describe('a failed call over the cap', () => {
   });
 });
 
+describe('a thrown error over the cap', () => {
+  it('is cut and saved: the caller reads the cut text, the whole message is in the file', async () => {
+    const message = `The service answered: ${'q'.repeat(100_000)} (end)`;
+    const throws = Tool.define('throws', {
+      description: 'Throws a long error',
+      parameters: z.object({}),
+      async execute(): Promise<Tool.Result> {
+        throw new Error(message);
+      },
+    });
+    const registry = createRegistry();
+    registry.register(throws, { permissions: { required: [] } });
+    try {
+      const r = await registry.execute('throws', {});
+      expect(r.success).toBe(false);
+      expect(Buffer.byteLength(r.result.output)).toBeLessThan(DEFAULT_MAX_BYTES + 1024);
+      expect(r.error).toBe(r.result.output);
+      expect(r.result.output).toMatch(
+        /^The service answered: q+\n\n\.\.\. output truncated: .* The full output is saved at /s,
+      );
+      expect(fs.readFileSync(r.result.metadata.outputPath as string, 'utf8')).toBe(message);
+      // A short one is untouched.
+      const short = Tool.define('short', {
+        description: 'Throws a short error',
+        parameters: z.object({}),
+        async execute(): Promise<Tool.Result> {
+          throw new Error('The thing failed; try again.');
+        },
+      });
+      registry.register(short, { permissions: { required: [] } });
+      expect((await registry.execute('short', {})).result.output).toBe('The thing failed; try again.');
+    } finally {
+      await registry.dispose();
+    }
+  });
+});
+
 describe('a tool setting metadata.truncated itself', () => {
   const says = Tool.define('says', {
     description: 'Returns `size` bytes, saying truncated as told',

@@ -302,7 +302,9 @@ class Call {
       } catch (err) {
         if (this.stopped) return this.fail(this.abortMessage);
         const message = errorText(err, toolId);
-        return this.fail(this.settledRefusal(message) ?? message);
+        const refusal = this.settledRefusal(message);
+        if (refusal === undefined && mayNeedTruncation(message, host.truncate)) return this.failCapped(message);
+        return this.fail(refusal ?? message);
       } finally {
         if (graceTimer) clearTimeout(graceTimer);
       }
@@ -555,6 +557,26 @@ class Call {
   failNow(message: string, recordStats: boolean): ToolFinalUpdate {
     this.skipStats = !recordStats;
     return this.fail(message);
+  }
+
+  /**
+   * A thrown error whose text is over the output cap (a tool that put a whole response in its
+   * message): cut and saved like any output, the cut text is the error the caller reads.
+   */
+  private failCapped(message: string): Promise<ToolFinalUpdate> {
+    const { toolId, host } = this;
+    return truncateOutput(message, toolId, host.truncate).then(
+      (capped) => {
+        if (!capped.truncated || this.final) return this.fail(message);
+        const { partial } = this;
+        return this.finish(capped.output, {
+          title: partial?.title || toolId,
+          metadata: { ...partial?.metadata, error: capped.output, truncated: true, outputPath: capped.outputPath },
+          output: capped.output,
+        });
+      },
+      () => this.fail(message.slice(0, host.truncate.maxBytes ?? DEFAULT_MAX_BYTES)),
+    );
   }
 
   private fail(message: string): ToolFinalUpdate {
