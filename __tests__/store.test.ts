@@ -168,6 +168,22 @@ describe.each(ENGINES)('%s', (_name, engine) => {
     expect(await b.takeSettled({ sessionID: 'chat' })).toEqual([]);
   });
 
+  it('two registries starting a pending call with one call id at once: exactly one waits, the other is told', async () => {
+    const store = engine();
+    const ns = [fresh('pending-race')];
+    const regs = Array.from({ length: 4 }, () => registry(store, ns));
+    const started = await Promise.all(
+      regs.map((r) =>
+        r.execute('ask_person', { question: 'Deploy?' }, { sessionID: 'chat' }, initCtx(), { callID: 'call_same' }),
+      ),
+    );
+    const waiting = started.filter((s) => s.success && s.result.metadata.pending === true);
+    const told = started.filter((s) => !s.success || s.result.metadata.pending !== true);
+    expect(waiting).toHaveLength(1);
+    for (const t of told) expect(t.error ?? t.result.output).toMatch(/Call id "call_same" is already waiting/);
+    expect((await regs[0].pending({ sessionID: 'chat' })).map((c) => c.toolCallId)).toEqual(['call_same']);
+  });
+
   it('claim sets a record only while its field still holds the expected value, once among many at once', async () => {
     // On Postgres, also the bare PostgresStore (no claim of its own): the in-process lock path.
     const stores = engine() === pgStore ? [engine(), pgStore.engine as ToolStore] : [engine()];

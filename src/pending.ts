@@ -219,7 +219,9 @@ export class PendingCalls {
         'Do not start more such calls; go on without this result, or wait until earlier ones have arrived.'
       );
     const call = newCall(req);
-    await scope.put('pending', call.toolCallId, record(call));
+    // Created only if no other process took this call id meanwhile (an atomic create on the engine).
+    if (!(await scope.claim('pending', call.toolCallId, 'status', null, record(call))))
+      return `Call id ${JSON.stringify(req.callID)} is already waiting for a late result. Use a new call id.`;
     // This process expires the call on time; any process reading it after its deadline treats it as expired too.
     const timer = setTimeout(() => {
       this.timers.delete(call.toolCallId);
