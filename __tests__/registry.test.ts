@@ -545,15 +545,18 @@ describe('limits', () => {
     }
   });
 
-  it('a tool that truncates itself (metadata.truncated set) is left alone', async () => {
+  it('a tool that cut its output itself (metadata.truncated: true) is left alone; truncated: false is not', async () => {
     const long = 'z\n'.repeat(5000);
     const t = Tool.define('self', {
       description: 'd',
-      parameters: z.object({}),
-      execute: async () => ({ title: 's', metadata: { truncated: false }, output: long }),
+      parameters: z.object({ truncated: z.boolean() }),
+      execute: async (args) => ({ title: 's', metadata: { truncated: args.truncated }, output: long }),
     });
     const r = createRegistry().register(t, { permissions: { required: [] } });
-    expect((await r.execute('self', {}, makeCtx())).result.output).toBe(long);
+    expect((await r.execute('self', { truncated: true }, makeCtx())).result.output).toBe(long);
+    const capped = (await r.execute('self', { truncated: false }, makeCtx())).result;
+    expect(capped.output).toContain('... output truncated: showing 2000 of 5001 lines');
+    await r.dispose();
   });
 });
 

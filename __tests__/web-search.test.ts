@@ -20,6 +20,8 @@ import {
 } from '../src/tools/web/web-search-config.js';
 import { unregisteredBuiltins } from '../src/tools/index.js';
 import { callTool } from './tool-call.js';
+import { readFile } from 'node:fs/promises';
+import { DEFAULT_MAX_BYTES } from '../src/truncate.js';
 
 interface Seen {
   method: string;
@@ -230,6 +232,36 @@ describe('web_search: caps', () => {
     const msg = await callTool(t, 'web_search', { query: 'x' });
     expect(msg.status).toBe('error');
     expect(String(msg.content)).toMatch(/more than \d+ bytes/);
+  });
+});
+
+describe('web_search: the registry output cap', () => {
+  it('results over the cap (long URLs) are cut to the cap and the whole text is saved, whatever metadata.truncated says', async () => {
+    const longUrl = (i: number) => `https://example.com/${i}/${'u'.repeat(8_000)}`;
+    reply = json(200, {
+      results: Array.from({ length: WEB_SEARCH_MAX_RESULTS }, (_, i) => ({
+        title: `R${i}`,
+        url: longUrl(i),
+        content: 's',
+      })),
+    });
+    const registry = registerBuiltinTools(createRegistry(), ['web_search']);
+    try {
+      const t = await registry.tools({ initCtx: { webSearch: { backend: 'searxng', baseUrl: base } } });
+      const msg = await callTool(t, 'web_search', { query: 'x', limit: WEB_SEARCH_MAX_RESULTS });
+      expect(msg.status).toBe('success');
+      const content = String(msg.content);
+      expect(Buffer.byteLength(content)).toBeLessThan(DEFAULT_MAX_BYTES + 1024);
+      const saved = msg.result.metadata.outputPath as string;
+      expect(content).toContain(`The full output is saved at ${saved}`);
+      const full = await readFile(saved, 'utf8');
+      expect(full).toContain(
+        `${WEB_SEARCH_MAX_RESULTS}. R${WEB_SEARCH_MAX_RESULTS - 1}\n   ${longUrl(WEB_SEARCH_MAX_RESULTS - 1)}`,
+      );
+      expect(msg.result.metadata.truncated).toBe(true);
+    } finally {
+      await registry.dispose();
+    }
   });
 });
 

@@ -21,3 +21,17 @@ console.log(
   `tree: ${tree}, pattern: ${PATTERN}: ours ${r.metadata.count} files, fast-glob ${raw.length} files, runs: ${RUNS}`,
 );
 await compare('glob tool vs fast-glob', 1.3, ours, baseline, RUNS);
+
+// The policy's read filter (a deny rule with a pattern: every entry the walk lists is judged)
+// against the same glob with no filter (no deny rule). Target <= 1.3.
+const { createPolicy } = await import('../dist/policy/policy.js');
+const policy = createPolicy({
+  rules: [
+    { pattern: 'no-such-dir/**', action: 'deny' },
+    { permission: 'read', pattern: '*.pem', action: 'deny' },
+  ],
+});
+const env = { workspaceRoot: tree, toolFacts: () => ({ permissions: ['read'], danger: 'safe' }) };
+const filtered = () =>
+  tool.execute({ pattern: PATTERN }, { ...benchCtx(), readFilter: () => policy.readFilter('glob', env) });
+await compare('glob tool with the policy read filter vs without', 1.3, filtered, ours, RUNS);

@@ -53,3 +53,26 @@ await compare(
   () => run('grep', ['-rnE', PATTERN, '.'], tree),
   RUNS,
 );
+
+// The policy's read filter (a deny rule with a pattern: every path the walk finds is judged) against
+// the same search with no filter (no deny rule: nothing is judged). Target <= 1.3.
+const { createPolicy } = await import('../dist/policy/policy.js');
+const policy = createPolicy({
+  rules: [
+    { pattern: 'no-such-dir/**', action: 'deny' },
+    { permission: 'read', pattern: '*.pem', action: 'deny' },
+  ],
+});
+const env = { workspaceRoot: tree, toolFacts: () => ({ permissions: ['read'], danger: 'safe' }) };
+const filtered = () => ({ ...benchCtx(), readFilter: () => policy.readFilter('grep', env) });
+const withFilter = await js.execute({ pattern: PATTERN }, filtered());
+console.log(
+  `js backend with the policy filter: ${withFilter.metadata.matches} matches, ${withFilter.metadata.skippedByPolicy ?? 0} paths left out`,
+);
+await compare(
+  'grep tool (js) with the policy read filter vs without',
+  1.3,
+  () => js.execute({ pattern: PATTERN }, filtered()),
+  () => js.execute({ pattern: PATTERN }, benchCtx()),
+  RUNS,
+);

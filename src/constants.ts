@@ -5,13 +5,14 @@
  * Must not define a value: each lives with the module that enforces it, and this file only re-exports it.
  */
 export { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from './registry.js';
-export { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from './truncate.js';
+export { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, SELF_CAPPED_MAX_FACTOR, CAPPED_ERROR_MAX_CHARS } from './truncate.js';
 export { PROGRESS_EVENT } from './langchain.js';
 export { MIN_DESCRIPTION_CHARS } from './description-fit.js';
 export { ABORT_GRACE_MS } from './pipeline/call.js';
 export { TRACER_NAME, MAX_SPAN_CONTENT_CHARS } from './telemetry.js';
 export { STALE_TEMP_MIN_AGE_MS, STALE_TEMP_MAX_AGE_MS } from './atomic-write.js';
 export { SESSION_ID_PATTERN, MAX_SESSION_FILES } from './cli/session.js';
+export { CLI_MAX_SAVED_OUTPUTS, CLI_MAX_SAVED_OUTPUT_BYTES } from './cli/state.js';
 export { DEFAULT_MCP_HOST, MCP_HTTP_PATH, MCP_RESULT_META_CAPABILITY, MCP_SESSION_META_KEY } from './mcp/server.js';
 export {
   MAX_MCP_HTTP_SESSIONS,

@@ -228,6 +228,7 @@ export class ToolRegistryImpl {
       record: (toolId, durationMs, error) => this.record(toolId, durationMs, error),
       authorize: (call) => this.gate.authorize(call),
       checkUrl: (call, url) => this.gate.checkUrl(call, url),
+      readFilter: (call) => this.gate.readFilter(call),
       settled: (call, output) => this.gate.settled(call, output),
       pend: (request) => this.pendingCalls.add(request),
       telemetry: this.telemetry,

@@ -74,6 +74,30 @@ export namespace Tool {
      * when the call runs outside a registry.
      */
     checkUrl?(url: string): Promise<string | undefined>;
+    /**
+     * What the registry's policy lets this call read among the paths a walk finds (grep, glob and
+     * list over a directory): undefined when no rule can refuse a path under it, else a filter the
+     * walk asks about every entry. Absent when the call runs outside a registry.
+     */
+    readFilter?(): Promise<ReadFilter | undefined>;
+  }
+
+  /**
+   * The policy's word on each path a search tool's walk finds (`ctx.readFilter()`): the tool leaves
+   * out what `skips` refuses and ends its result with `notice()`, which counts them and never names them.
+   */
+  export interface ReadFilter {
+    /**
+     * Whether `abs` (an absolute path the walk found) must be left out; for a directory, whether
+     * every path under it is refused (the walk does not enter it). `isDir` only for a real directory
+     * (a link to one is not). `real` is its real path when the caller knows it differs (a symlink);
+     * otherwise its directory's real path is looked up. Counts what it refuses.
+     */
+    skips(abs: string, isDir: boolean, real?: string): boolean;
+    /** Paths left out so far (a directory left out counts once). */
+    readonly skipped: number;
+    /** One sentence saying how many paths were left out and why, or '' when none was. */
+    notice(): string;
   }
 
   /**

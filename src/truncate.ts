@@ -10,6 +10,17 @@ import { standaloneTenant } from './tenant.js';
 export const DEFAULT_MAX_LINES = 2000;
 /** Default cap on the bytes (UTF-8) of output a model sees from one call. */
 export const DEFAULT_MAX_BYTES = 50 * 1024;
+/**
+ * A tool that says it cut its own output (`metadata.truncated: true`, with its own "how to see the
+ * rest" hint: bash's head and tail, read's offset) is left alone up to this many times the byte cap;
+ * past it the registry's cap applies all the same. `truncated: false` never switches the cap off.
+ */
+export const SELF_CAPPED_MAX_FACTOR = 4;
+/**
+ * A failed call's error sentence (`metadata.error`) is put back after its cut output when it is at
+ * most this many characters; a longer one (an MCP error that is the whole output) is only in the saved file.
+ */
+export const CAPPED_ERROR_MAX_CHARS = 2_000;
 
 /** Caps and where full outputs go. */
 export interface TruncateOptions {
@@ -26,6 +37,20 @@ export interface TruncateResult {
   output: string;
   truncated: boolean;
   outputPath?: string;
+}
+
+/**
+ * The caps that apply to an output given what its tool said about it: the registry's caps, or, for
+ * a tool that cut its output itself (`truncated === true`), SELF_CAPPED_MAX_FACTOR times the byte cap
+ * and no line cap (its own cut keeps what it chose, such as a command's last lines).
+ */
+export function capsFor(selfTruncated: unknown, options: TruncateOptions): TruncateOptions {
+  if (selfTruncated !== true) return options;
+  return {
+    ...options,
+    maxBytes: (options.maxBytes ?? DEFAULT_MAX_BYTES) * SELF_CAPPED_MAX_FACTOR,
+    maxLines: Number.MAX_SAFE_INTEGER,
+  };
 }
 
 /** A cheap check that rules out truncation for most outputs (false means it surely fits). */

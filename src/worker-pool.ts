@@ -67,13 +67,20 @@ export class WorkerPool<T> {
         queued.resolve({ stopped: 'aborted' });
         continue;
       }
+      let worker: Worker;
+      try {
+        worker =
+          this.idle.pop() ??
+          new Worker(this.url, {
+            execArgv: WORKER_EXEC_ARGV,
+            ...(this.resourceLimits ? { resourceLimits: this.resourceLimits } : {}),
+          });
+      } catch (err) {
+        // No worker, no slot taken: the job fails and the queue goes on.
+        queued.reject(new Error(`The ${this.name} could not be started: ${(err as Error).message}.`, { cause: err }));
+        continue;
+      }
       this.running++;
-      const worker =
-        this.idle.pop() ??
-        new Worker(this.url, {
-          execArgv: WORKER_EXEC_ARGV,
-          ...(this.resourceLimits ? { resourceLimits: this.resourceLimits } : {}),
-        });
       this.start(queued, worker);
     }
   }
@@ -119,6 +126,20 @@ export class WorkerPool<T> {
     worker.on('message', onMessage);
     worker.on('error', onError);
     worker.on('exit', onExit);
-    worker.postMessage({ ...job.message, id }, job.transfer ?? []);
+    try {
+      worker.postMessage({ ...job.message, id }, job.transfer ?? []);
+    } catch (err) {
+      // Nothing was sent (a value that cannot be copied, a transfer list that is wrong): the worker
+      // is as it was, so it goes back to the idle list and its slot is freed for the next job.
+      const why = err instanceof Error ? err.message : String(err);
+      done(true, () =>
+        reject(
+          new Error(
+            `The ${this.name} could not be given its job: ${why}. Pass only plain data (no functions, symbols or class instances with private state).`,
+            { cause: err },
+          ),
+        ),
+      );
+    }
   }
 }

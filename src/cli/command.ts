@@ -16,6 +16,7 @@ import { isSandboxMode, SANDBOX_MODES } from '../sandbox/options.js';
 import type { SandboxOptions } from '../sandbox/types.js';
 import type { OpenedStore } from '../store/postgres.js';
 import { openCliStore, storeNamespaceOf, storeUrlOf } from './store.js';
+import { cliOutputDir, pruneSavedOutputs } from './state.js';
 
 /** A usage mistake: exit code 2 and a hint. */
 export class UsageError extends Error {}
@@ -67,7 +68,9 @@ export interface Setup {
   policyFile?: string;
   /** The state store of --store / $TOOLBELT_STORE_URL, when one was given (closed by `close`). */
   store?: OpenedStore;
-  /** Ends what the setup opened (the store's connections). */
+  /** Where the registry saves full outputs across runs (state.ts); undefined when the state directory could not be used. */
+  outputDir?: string;
+  /** Ends what the setup opened (the store's connections) after the last pruning of saved outputs. */
   close?: () => Promise<void>;
 }
 
@@ -110,13 +113,28 @@ export async function makeRegistry(values: Values, ownsPolicy = false): Promise<
       : await openCliStore(storeUrl).catch((err: Error) => {
           throw new UsageError(err.message);
         });
+  // Full outputs go to the state directory, so a path a run printed outlives the run (bounded: state.ts).
+  const outputs = await cliOutputDir();
+  if ('problem' in outputs)
+    process.stderr.write(`toolbelt: saved outputs are kept only while this command runs: ${outputs.problem}.\n`);
+  const outputDir = 'dir' in outputs ? outputs.dir : undefined;
   const registry = createRegistry({
     policy,
     sandbox,
     store,
     namespace: store && namespace,
     storeLabel: store?.label,
+    ...(outputDir ? { truncate: { outputDir } } : {}),
   });
+  // Pruned at start and after every call that finished, one pass at a time; `close` waits for the last.
+  let pruning: Promise<unknown> = outputDir ? pruneSavedOutputs(outputDir) : Promise.resolve();
+  const prune = () => {
+    if (outputDir) pruning = pruning.then(() => pruneSavedOutputs(outputDir));
+  };
+  if (outputDir) {
+    registry.on('completed', prune);
+    registry.on('failed', prune);
+  }
   // The sandbox is probed when bash is first set up; when it cannot contain commands, say so once.
   registry.on('sandbox', ({ sandbox: status }) => {
     if (!status.enabled && status.mode !== 'off') process.stderr.write(`toolbelt: ${status.reason}\n`);
@@ -154,7 +172,11 @@ export async function makeRegistry(values: Values, ownsPolicy = false): Promise<
       throw new UsageError((err as Error).message);
     }
   }
-  return { registry, initCtx, grant, policyFile, store, close: store && (() => store.close()) };
+  const close = async () => {
+    await pruning;
+    await store?.close();
+  };
+  return { registry, initCtx, grant, policyFile, store, outputDir, close };
 }
 
 /** The sandbox: the policy file's `"sandbox"`, its mode replaced by `--sandbox` (default `auto`). */

@@ -4,10 +4,10 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile, rename } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import type { FileStamp, ReadTracker } from '../workspace.js';
 import type { Tool } from '../tool.js';
+import { cliSessionsDir } from './state.js';
 
 /** Session ids `--session` accepts (they name a state file). */
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -16,7 +16,7 @@ export const MAX_SESSION_FILES = 10_000;
 
 /**
  * A `--session` whose read-before-edit records outlive the process: files the session has read
- * (with their size/mtime/inode) are saved in the OS temp directory and given back to the shared
+ * (with their size/mtime/inode) are saved in the CLI's state directory (state.ts) and given back to the shared
  * registry's read tracker on the next run, so `toolbelt run read` then `toolbelt run edit` works.
  */
 export class PersistedSession {
@@ -29,8 +29,7 @@ export class PersistedSession {
 
   static async open(id: string, initCtx: Tool.InitContext, readTracker: ReadTracker): Promise<PersistedSession> {
     const root = String(initCtx.workspaceRoot ?? initCtx.workingDir ?? process.cwd());
-    const dir =
-      process.env.TOOLBELT_STATE_DIR ?? path.join(os.tmpdir(), `agent-toolbelt-${os.userInfo().uid}`, 'sessions');
+    const dir = cliSessionsDir();
     const key = createHash('sha256').update(`${root}\0${id}`).digest('hex').slice(0, 32);
     const session = new PersistedSession(id, path.join(dir, `${key}.json`));
     try {

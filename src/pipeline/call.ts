@@ -8,7 +8,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Tool } from '../tool.js';
-import { DEFAULT_MAX_BYTES, mayNeedTruncation, truncateOutput, type TruncateOptions } from '../truncate.js';
+import {
+  capsFor,
+  CAPPED_ERROR_MAX_CHARS,
+  DEFAULT_MAX_BYTES,
+  mayNeedTruncation,
+  truncateOutput,
+  type TruncateOptions,
+} from '../truncate.js';
 import { parseArgumentsWithRepairs, type ArgumentRepair } from './arguments.js';
 import type { Deadline, DeadlineQueue } from './deadlines.js';
 import type { Semaphore } from './semaphore.js';
@@ -35,6 +42,8 @@ export interface PipelineHost {
    * hop): undefined to go on, else why not. Tools reach it as `ctx.checkUrl`.
    */
   checkUrl?(call: AuthorizeCall, url: string): Promise<string | undefined>;
+  /** The policy's filter of the paths a running search walks (`ctx.readFilter`); undefined when nothing can be refused. */
+  readFilter?(call: AuthorizeCall): Promise<Tool.ReadFilter | undefined>;
   /**
    * Told the output of every call that ran (before the output cap): the loop guard's record.
    * Returns a refusal that replaces the result (a read-only repeat whose result did not change).
@@ -156,6 +165,11 @@ class CallContext implements Tool.Context {
   /** A method, not a per-call closure: plain calls pay nothing for it. */
   checkUrl(url: string): Promise<string | undefined> {
     return this[CALL].checkUrl(url);
+  }
+
+  /** A method too: only the search tools call it. */
+  readFilter(): Promise<Tool.ReadFilter | undefined> {
+    return this[CALL].readFilter();
   }
 }
 
@@ -288,7 +302,9 @@ class Call {
       } catch (err) {
         if (this.stopped) return this.fail(this.abortMessage);
         const message = errorText(err, toolId);
-        return this.fail(this.settledRefusal(message) ?? message);
+        const refusal = this.settledRefusal(message);
+        if (refusal === undefined && mayNeedTruncation(message, host.truncate)) return this.failCapped(message);
+        return this.fail(refusal ?? message);
       } finally {
         if (graceTimer) clearTimeout(graceTimer);
       }
@@ -318,6 +334,13 @@ class Call {
     const { toolId, callID, req, host } = this;
     if (!host.checkUrl) return Promise.resolve(undefined);
     return host.checkUrl({ toolId, callID, rawArgs: req.args, args: this.args, ctx: req.ctx }, url);
+  }
+
+  /** Asks the host which paths this call's walk must leave out; none when the host judges none. */
+  readFilter(): Promise<Tool.ReadFilter | undefined> {
+    const { toolId, callID, req, host } = this;
+    if (!host.readFilter) return Promise.resolve(undefined);
+    return host.readFilter({ toolId, callID, rawArgs: req.args, args: this.args, ctx: req.ctx });
   }
 
   /** The signal handed to the tool: a tool that asked for it is given time to stop on its own. */
@@ -442,22 +465,32 @@ class Call {
       const loop = this.settledRefusal(final.output);
       if (loop !== undefined) return this.fail(loop);
     }
+    let error: string | undefined;
     if (metadata.error) {
       // The model reads `output`; make sure it carries the error, whatever else the tool wrote.
-      const message =
+      error =
         typeof metadata.error === 'string' ? metadata.error : final.output || `Tool "${toolId}" reported an error.`;
-      if (!final.output) final.output = message;
-      else if (!final.output.includes(message)) final.output = `${final.output}\n\nError: ${message}`;
-      return this.finish(message, final);
+      if (!final.output) final.output = error;
+      else if (!final.output.includes(error)) final.output = `${final.output}\n\nError: ${error}`;
     }
-    if (metadata.truncated === undefined && mayNeedTruncation(final.output, host.truncate)) {
-      return truncateOutput(final.output, toolId, host.truncate).then(
+    // What a tool says about its own output never switches the cap off (truncate.ts capsFor); a
+    // failed call's output is capped too.
+    const caps = capsFor(metadata.truncated, host.truncate);
+    if (mayNeedTruncation(final.output, caps)) {
+      // A cut keeps the head: the tool's own error sentence is put back after it.
+      const keepError = (): void => {
+        const said = metadata.error;
+        if (typeof said === 'string' && said.length <= CAPPED_ERROR_MAX_CHARS && !final.output.includes(said))
+          final.output += `\n\nError: ${said}`;
+      };
+      return truncateOutput(final.output, toolId, caps).then(
         (capped) => {
           if (capped.truncated) {
             final.output = capped.output;
             final.metadata = { ...metadata, truncated: true, outputPath: capped.outputPath };
+            keepError();
           }
-          return this.finish(undefined, final);
+          return this.finish(error, final);
         },
         (err: Error) => {
           // Saving the full output failed (disk full?): cut without the file rather than lose the call.
@@ -467,14 +500,15 @@ class Call {
             message: `Could not save the full output: ${err.message}`,
             timestamp: Date.now(),
           });
-          const cut = final.output.slice(0, host.truncate.maxBytes ?? DEFAULT_MAX_BYTES);
+          const cut = final.output.slice(0, caps.maxBytes ?? DEFAULT_MAX_BYTES);
           final.output = `${cut}\n\n... output truncated (the full output could not be saved: ${err.message}).`;
           final.metadata = { ...metadata, truncated: true };
-          return this.finish(undefined, final);
+          keepError();
+          return this.finish(error, final);
         },
       );
     }
-    return this.finish(undefined, final);
+    return this.finish(error, final);
   }
 
   /** The tool returned `Tool.pending`: the registry records the call and the model is told to go on. */
@@ -523,6 +557,26 @@ class Call {
   failNow(message: string, recordStats: boolean): ToolFinalUpdate {
     this.skipStats = !recordStats;
     return this.fail(message);
+  }
+
+  /**
+   * A thrown error whose text is over the output cap (a tool that put a whole response in its
+   * message): cut and saved like any output, the cut text is the error the caller reads.
+   */
+  private failCapped(message: string): Promise<ToolFinalUpdate> {
+    const { toolId, host } = this;
+    return truncateOutput(message, toolId, host.truncate).then(
+      (capped) => {
+        if (!capped.truncated || this.final) return this.fail(message);
+        const { partial } = this;
+        return this.finish(capped.output, {
+          title: partial?.title || toolId,
+          metadata: { ...partial?.metadata, error: capped.output, truncated: true, outputPath: capped.outputPath },
+          output: capped.output,
+        });
+      },
+      () => this.fail(message.slice(0, host.truncate.maxBytes ?? DEFAULT_MAX_BYTES)),
+    );
   }
 
   private fail(message: string): ToolFinalUpdate {

@@ -99,7 +99,7 @@ export function urlChecks(toolId: string, url: string, env: CheckEnvironment): P
 }
 
 /** A tool's level when it does not declare one: read-only tools are safe, the rest moderate. */
-function defaultDanger(permissions: ToolPermission[]): DangerLevel {
+export function defaultDanger(permissions: ToolPermission[]): DangerLevel {
   return permissions.length > 0 && permissions.every((p) => p === 'read') ? 'safe' : 'moderate';
 }
 

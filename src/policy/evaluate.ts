@@ -99,6 +99,15 @@ export function needsEntries(check: PolicyCheck, rules: readonly PolicyRule[]): 
   );
 }
 
+/**
+ * The rules of each layer that can decide checks like `check` whatever their subject (their tool,
+ * permission and danger selectors match): judging many subjects of one tool against these is cheaper.
+ */
+export function rulesFor(check: PolicyCheck, rules: LayeredRules): LayeredRules {
+  const keep = (list: readonly PolicyRule[]) => list.filter((r) => ruleMatches(r, check, true));
+  return { policy: keep(rules.policy), defaults: keep(rules.defaults) };
+}
+
 /** A file a bash command names is a path: a rule about bash's command text (`tool: bash`, no permission) is not about it. */
 function aboutCommandsOf(r: PolicyRule, check: PolicyCheck): boolean {
   return (

@@ -140,6 +140,13 @@ export class PolicyGate {
     return asked.allowed ? undefined : hopRefusal(decision, 'the approver did not grant it');
   }
 
+  /** The filter a search call's walk applies (see `Policy.readFilter`); undefined without a policy or a rule that can refuse a path. */
+  readFilter(call: AuthorizeCall): Promise<Tool.ReadFilter | undefined> {
+    if (!this.policy) return Promise.resolve(undefined);
+    const env = this.environment(call.ctx?.extra?.initCtx ?? {});
+    return this.policy.readFilter(call.toolId, env);
+  }
+
   private async judge(
     policy: Policy,
     call: AuthorizeCall,

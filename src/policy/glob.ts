@@ -22,13 +22,21 @@ function compiled(key: string, make: () => RegExp): RegExp {
 
 /** Whether a path glob matches a (workspace-relative or absolute) path. */
 export function matchPath(pattern: string, value: string): boolean {
+  return pathMatcher(pattern)(value);
+}
+
+/** `matchPath` with the pattern compiled once: for judging many paths against one pattern. */
+export function pathMatcher(pattern: string): (value: string) => boolean {
   const anchored = pattern.includes('/') && !pattern.startsWith('**/');
+  const floating = pattern.startsWith('**/');
   const re = compiled(`p:${pattern}`, () => new RegExp(`^${pathGlobSource(pattern.replace(/^\.\//, ''))}$`));
-  if (re.test(value)) return true;
-  if (anchored) return false;
-  // No slash: the pattern names a file anywhere (gitignore style).
-  const last = value.slice(value.lastIndexOf('/') + 1);
-  return re.test(last) || (pattern.startsWith('**/') && re.test(value.replace(/^\//, '')));
+  return (value) => {
+    if (re.test(value)) return true;
+    if (anchored) return false;
+    // No slash: the pattern names a file anywhere (gitignore style).
+    const last = value.slice(value.lastIndexOf('/') + 1);
+    return re.test(last) || (floating && re.test(value.replace(/^\//, '')));
+  };
 }
 
 /** Whether a path pattern names a place (it has a `/`), rather than a file name at any depth. */

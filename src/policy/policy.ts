@@ -7,9 +7,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { argsHash, GrantStore, type ApprovalRecords } from './approvals.js';
-import { checksOf, readTreeEntries, type CheckEnvironment } from './checks.js';
+import { checksOf, defaultDanger, readTreeEntries, type CheckEnvironment } from './checks.js';
+import { ReadPathFilter } from './read-filter.js';
 import { DEFAULT_POLICY } from './defaults.js';
-import { judge, needsEntries, stricter } from './evaluate.js';
+import { judge, needsEntries, rulesFor, stricter } from './evaluate.js';
 import { explainDecision, refusalMessage } from './messages.js';
 import { parsePolicyText, validatePolicy } from './rules.js';
 import { liftContainedAsks } from '../sandbox/auto-allow.js';
@@ -169,6 +170,28 @@ export class Policy {
     if (decision.action === 'ask' && sandbox?.autoAllow && (await sandbox.enabled()))
       return liftContainedAsks(decision, (c) => this.askedByPattern(c)) ?? decision;
     return decision;
+  }
+
+  /**
+   * What a search call of `toolId` (grep, glob, list over a directory) must leave out of its walk:
+   * the paths under it this tool may not read (a deny rule with a pattern, or `outsideWorkspace`, or
+   * a `default: deny`). Undefined when no rule can refuse one, so such walks pay nothing.
+   */
+  async readFilter(toolId: string, env: CheckEnvironment): Promise<ReadPathFilter | undefined> {
+    if (env.backendPaths) return undefined; // a backend's paths are not on this disk
+    const facts = env.toolFacts?.(toolId);
+    const permissions = facts?.permissions ?? [];
+    const base = { tool: toolId, permissions, danger: facts?.danger ?? defaultDanger(permissions) };
+    const rules = rulesFor({ ...base, label: '' }, { policy: this.rules, defaults: this.defaults });
+    const refuses =
+      this.fallback === 'deny' ||
+      [...rules.policy, ...rules.defaults].some(
+        (r) => r.action === 'deny' && (r.pattern !== undefined || r.outsideWorkspace !== undefined),
+      );
+    if (!refuses) return undefined;
+    const roots = [env.workspaceRoot, ...(env.additionalRoots ?? [])].map((r) => path.resolve(r));
+    const realRoots = await Promise.all(roots.map((r) => fs.realpath(r).catch(() => r)));
+    return new ReadPathFilter(base, rules, this.fallback, roots, realRoots);
   }
 
   /** Whether an ask rule naming a pattern matches the check (the user asked to be asked about it). */

@@ -26,7 +26,15 @@ const WORKER_URL = new URL('./openapi-worker.mjs', import.meta.url);
 
 type Reply = { doc?: Record<string, unknown>; nodes?: number; tooLarge?: boolean; refused?: boolean; failure?: string };
 
-let pool: WorkerPool<Reply> | undefined;
+/** One pool per heap cap (the default's, and any a test asks for): a worker's heap is fixed when it starts. */
+const pools = new Map<number, WorkerPool<Reply>>();
+
+/** The bounds of reading one document; each defaults to its named limit (tests pass smaller ones). */
+export interface LoadLimits {
+  timeoutMs?: number;
+  heapMb?: number;
+  maxNodes?: number;
+}
 
 /** A dereferenced document and the URL it came from (for relative server URLs). */
 export interface LoadedDocument {
@@ -38,6 +46,7 @@ export interface LoadedDocument {
 export async function loadOpenApiDocument(
   source: string | object,
   ssrfPolicy: SsrfPolicy | undefined,
+  limits: LoadLimits = {},
 ): Promise<LoadedDocument> {
   const name = typeof source === 'string' ? source : '(object)';
   if (typeof source === 'string' && /^https?:\/\//i.test(source)) {
@@ -65,9 +74,9 @@ export async function loadOpenApiDocument(
       // eslint-disable-next-line preserve-caught-error
       throw new Error(scrubText((err as Error).message, secrets));
     }
-    return { doc: await resolve({ kind: 'object', doc: json }, scrubText(url.href, secrets)), base };
+    return { doc: await resolve({ kind: 'object', doc: json }, scrubText(url.href, secrets), limits), base };
   }
-  if (typeof source === 'string') return { doc: await resolve({ kind: 'file', path: source }, name) };
+  if (typeof source === 'string') return { doc: await resolve({ kind: 'file', path: source }, name, limits) };
   let doc: unknown;
   try {
     // Checked here: a value the worker cannot receive would fail inside the pool, not as a sentence.
@@ -78,33 +87,39 @@ export async function loadOpenApiDocument(
       { cause: err },
     );
   }
-  return { doc: await resolve({ kind: 'object', doc }, name) };
+  return { doc: await resolve({ kind: 'object', doc }, name, limits) };
 }
 
-async function resolve(job: Record<string, unknown>, name: string): Promise<Record<string, unknown>> {
-  pool ??= new WorkerPool(WORKER_URL, 1, 'OpenAPI reader', { maxOldGenerationSizeMb: OPENAPI_IMPORT_HEAP_MB });
+async function resolve(
+  job: Record<string, unknown>,
+  name: string,
+  limits: LoadLimits,
+): Promise<Record<string, unknown>> {
+  const heapMb = limits.heapMb ?? OPENAPI_IMPORT_HEAP_MB;
+  const timeoutMs = limits.timeoutMs ?? OPENAPI_IMPORT_TIMEOUT_MS;
+  const maxNodes = limits.maxNodes ?? OPENAPI_MAX_EXPANDED_NODES;
+  let pool = pools.get(heapMb);
+  if (!pool)
+    pools.set(heapMb, (pool = new WorkerPool(WORKER_URL, 1, 'OpenAPI reader', { maxOldGenerationSizeMb: heapMb })));
   let outcome: Awaited<ReturnType<WorkerPool<Reply>['run']>>;
   try {
-    outcome = await pool.run({
-      message: { ...job, maxNodes: OPENAPI_MAX_EXPANDED_NODES },
-      timeoutMs: OPENAPI_IMPORT_TIMEOUT_MS,
-    });
+    outcome = await pool.run({ message: { ...job, maxNodes }, timeoutMs });
   } catch (err) {
     throw new Error(
       `The OpenAPI document ${name} could not be read: its reader stopped (${(err as Error).message}), ` +
-        `most likely past its ${OPENAPI_IMPORT_HEAP_MB} MB heap (OPENAPI_IMPORT_HEAP_MB). Import a smaller document.`,
+        `most likely past its ${heapMb} MB heap (OPENAPI_IMPORT_HEAP_MB). Import a smaller document.`,
       { cause: err },
     );
   }
   if (!('reply' in outcome))
     throw new Error(
-      `The OpenAPI document ${name} could not be read within ${OPENAPI_IMPORT_TIMEOUT_MS / 1000} s (OPENAPI_IMPORT_TIMEOUT_MS). ` +
+      `The OpenAPI document ${name} could not be read within ${timeoutMs / 1000} s (OPENAPI_IMPORT_TIMEOUT_MS). ` +
         'Its $refs are too many or too deep; import a smaller document, or only the operations you need.',
     );
   const reply = outcome.reply;
   if (reply.tooLarge)
     throw new Error(
-      `The OpenAPI document ${name} expands to more than ${OPENAPI_MAX_EXPANDED_NODES.toLocaleString('en-US')} nodes ` +
+      `The OpenAPI document ${name} expands to more than ${maxNodes.toLocaleString('en-US')} nodes ` +
         '(OPENAPI_MAX_EXPANDED_NODES) once its $refs are resolved, so it was not imported: its shared $refs nest too wide and deep. ' +
         'Import a smaller document, or cut the nesting of its schemas.',
     );

@@ -5,6 +5,7 @@
  * Must not run anything: text in, sentences out.
  */
 import path from 'node:path';
+import { SANDBOX_TMP_BYTES } from './bwrap.js';
 
 /** What the explanation needs to know about the sandbox the command ran in. */
 export interface ExplainContext {
@@ -30,6 +31,7 @@ const DENIED = new RegExp(
 const NETWORK =
   /Network is unreachable|Could not resolve host|Temporary failure in name resolution|Name or service not known|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)|ENETUNREACH|Connection refused|ECONNREFUSED|Couldn't connect to server|Failed to connect to|CONNECT tunnel failed, response 403|Received HTTP code 403 from proxy/;
 const NOT_PERMITTED = /Operation not permitted|EPERM|permission denied\.?\s*\n?\s*dmesg/;
+const NO_SPACE = /No space left on device|ENOSPC|Disk quota exceeded/i;
 
 /** A path token as an absolute path (relative ones against `cwd`); undefined for what is not a path. */
 function absolute(token: string | undefined, cwd: string): string | undefined {
@@ -83,6 +85,12 @@ export function explainRefusals(output: string, cx: ExplainContext): string[] {
       cx.allowedDomains.length
         ? `The network is closed by the sandbox except these hosts, through its HTTP(S) proxy: ${cx.allowedDomains.join(', ')} ("${net[0]}"). Reach only those, or ask the user to add the host to sandbox.network.allowedDomains.`
         : `The sandbox has no network ("${net[0]}"): commands cannot reach any host or resolve names. Work offline, or ask the user to allow the host in sandbox.network.allowedDomains.`,
+    );
+  const full = NO_SPACE.exec(output);
+  if (full)
+    add(
+      'nospace',
+      `"${full[0]}": inside the sandbox /tmp is a private memory-backed tmpfs of ${SANDBOX_TMP_BYTES / 1024 / 1024} MiB (SANDBOX_TMP_BYTES), emptied when the command ends, and the command wrote past it (or the workspace's own disk is full). Write large files inside the workspace instead of /tmp.`,
     );
   const perm = NOT_PERMITTED.exec(output);
   if (perm)

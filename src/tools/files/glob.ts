@@ -39,6 +39,8 @@ export interface GlobMetadata extends Tool.Metadata {
   truncated: boolean;
   /** When truncated: a file with every matching path, newest first. */
   fullListPath?: string;
+  /** Paths left out because the policy does not let glob read them (ctx.readFilter); absent when none. */
+  skippedByPolicy?: number;
 }
 
 /** The tool's arguments (the backend variant takes the same). */
@@ -87,10 +89,13 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>(
         ctx.metadata({ title });
         const cwdStat = await fsp.stat(cwd).catch(() => undefined);
 
+        // What the walk finds is judged path by path (the call was judged by its `path` only).
+        const filter = await ctx.readFilter?.();
         // Files with their modification times, each path as the model will see it.
         let found: Found[] = [];
         if (dynamic === '') {
-          if (cwdStat?.isFile()) found.push({ path: ws.display(cwd), mtime: new MtimeCache().get(cwd) });
+          if (cwdStat?.isFile() && !filter?.skips(cwd, false))
+            found.push({ path: ws.display(cwd), mtime: new MtimeCache().get(cwd) });
         } else if (cwdStat?.isDirectory()) {
           let dirsRead = 0;
           const report = throttle(progressMs, () =>
@@ -101,8 +106,8 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>(
             report();
           };
           const guard = ws.guard();
-          const rel = await walk({ ws, cwd, dynamic, pattern: args.pattern, guard, signal: ctx.abort, onDir });
-          found = statResults(ws, cwd, rel, guard, dynamic.includes('{'));
+          const rel = await walk({ ws, cwd, dynamic, pattern: args.pattern, guard, filter, signal: ctx.abort, onDir });
+          found = statResults(ws, cwd, rel, guard, dynamic.includes('{'), filter);
         }
         throwIfAborted(ctx.abort, abortedMessage('glob'));
 
@@ -110,6 +115,8 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>(
         const shown = sorted.slice(0, MAX_GLOB_RESULTS).map((f) => f.path);
         const truncated = sorted.length > shown.length;
         const metadata: GlobMetadata = { count: sorted.length, shown: shown.length, truncated };
+        const notice = filter?.notice() ?? '';
+        if (filter?.skipped) metadata.skippedByPolicy = filter.skipped;
         // A cut list keeps the rest within reach: every path goes to a file the model can read.
         if (truncated)
           metadata.fullListPath = await saveFullOutput(sorted.map((f) => f.path).join('\n') + '\n', 'glob', outputs);
@@ -117,13 +124,14 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>(
           return {
             title,
             metadata,
-            output: `No files found matching ${JSON.stringify(args.pattern)} in ${where(ws.display(base))}.`,
+            output: `No files found matching ${JSON.stringify(args.pattern)} in ${where(ws.display(base))}.${notice && ` ${notice}`}`,
           };
         }
         let output = shown.join('\n');
         if (truncated) {
           output += `\n\n(Results are truncated: showing the ${MAX_GLOB_RESULTS} most recently modified of ${sorted.length} files. All ${sorted.length} paths, newest first, are saved at ${metadata.fullListPath}: read it with the read tool (offset=${MAX_GLOB_RESULTS + 1} continues this list), or use a more specific pattern or path.)`;
         }
+        if (notice) output += `\n\n${notice}`;
         return { title: `${title}: ${sorted.length} file${sorted.length === 1 ? '' : 's'}`, metadata, output };
       },
     };
@@ -148,6 +156,8 @@ async function walk(w: {
   /** The whole pattern, for the error message. */
   pattern: string;
   guard: RealPathGuard;
+  /** The policy's filter: refused files and trees are dropped from listings (never entered). */
+  filter: Tool.ReadFilter | undefined;
   signal: AbortSignal;
   /** Called for each directory listed (progress). */
   onDir: () => void;
@@ -155,7 +165,7 @@ async function walk(w: {
   const { ws, cwd, dynamic, pattern, guard, signal } = w;
   const top = rootContaining(ws.roots, cwd) ?? ws.root;
   const tree = await IgnoreTree.forWalk(top, cwd);
-  const readdir = gitignoreAwareReaddir(tree, cwd, guard, signal, w.onDir);
+  const readdir = gitignoreAwareReaddir(tree, cwd, guard, w.filter, signal, w.onDir);
   try {
     return await fastGlob()(dynamic, {
       cwd,
@@ -184,7 +194,14 @@ async function walk(w: {
  * walk is cheaper than interleaving it with the walk. `mayRepeat`: brace alternatives can
  * return a path twice.
  */
-function statResults(ws: Workspace, cwd: string, rel: string[], guard: RealPathGuard, mayRepeat: boolean): Found[] {
+function statResults(
+  ws: Workspace,
+  cwd: string,
+  rel: string[],
+  guard: RealPathGuard,
+  mayRepeat: boolean,
+  filter: Tool.ReadFilter | undefined,
+): Found[] {
   const found: Found[] = [];
   const prefix = cwd + path.sep;
   const seen = mayRepeat ? new Set<string>() : undefined;
@@ -213,10 +230,14 @@ function statResults(ws: Workspace, cwd: string, rel: string[], guard: RealPathG
     const st = fs.lstatSync(abs, { throwIfNoEntry: false });
     if (!st) continue;
     let mtime = st.mtimeMs;
+    let real: string | undefined;
     if (st.isSymbolicLink()) {
       if (!guard.inside(abs)) continue;
       mtime = mtimes.get(abs);
+      real = realpathOrSelf(abs);
     }
+    // Also what fast-glob returned without a listing (a pattern's static alternatives).
+    if (filter?.skips(abs, false, real)) continue;
     found.push({ path: plain && cwdShown !== undefined ? cwdShown + r : ws.display(abs), mtime });
   }
   return found;
@@ -230,6 +251,15 @@ function shownPrefix(ws: Workspace, cwd: string): string | undefined {
   const shown = ws.display(cwd);
   if (path.isAbsolute(shown)) return undefined;
   return shown === '.' ? '' : shown + '/';
+}
+
+/** The real path of a link found by the walk (itself when it cannot be resolved: judged as found). */
+function realpathOrSelf(abs: string): string {
+  try {
+    return fs.realpathSync.native(abs);
+  } catch {
+    return abs;
+  }
 }
 
 /** A relative path with an empty, `.` or `..` segment (or a leading or trailing slash): not plain. */
@@ -288,6 +318,7 @@ function gitignoreAwareReaddir(
   tree: IgnoreTree,
   cwd: string,
   guard: RealPathGuard,
+  policy: Tool.ReadFilter | undefined,
   signal: AbortSignal,
   onDir: () => void,
 ) {
@@ -330,11 +361,17 @@ function gitignoreAwareReaddir(
     // One pass to see whether anything needs filtering; the common case passes the listing through untouched.
     let drop = false;
     let ruleFiles = false;
+    let refused: Set<Dirent> | undefined;
+    const dirPrefix = abs.endsWith(path.sep) ? abs : abs + path.sep;
     for (const e of entries) {
       if (neverListed(e)) drop = true;
-      else if (e.name.charCodeAt(0) === DOT && isIgnoreFileName(e.name)) ruleFiles = true;
+      else {
+        if (e.name.charCodeAt(0) === DOT && isIgnoreFileName(e.name)) ruleFiles = true;
+        if (policy?.skips(dirPrefix + e.name, e.isDirectory())) (refused ??= new Set()).add(e);
+      }
     }
-    const filter = (chain: Awaited<ReturnType<IgnoreTree['enter']>>): void => {
+    if (refused) drop = true;
+    const keep = (chain: Awaited<ReturnType<IgnoreTree['enter']>>): void => {
       if (!drop && chain.length === 0) {
         cb(null, entries);
         return;
@@ -343,14 +380,14 @@ function gitignoreAwareReaddir(
       cb(
         null,
         entries.filter((e) => {
-          if (neverListed(e)) return false;
+          if (neverListed(e) || refused?.has(e)) return false;
           return !rules || !tree.isIgnored(chain, path.join(abs, e.name), e.isDirectory());
         }),
       );
     };
     const chain = tree.enter(abs, ruleFiles ? entries.map((e) => e.name) : []);
-    if (Array.isArray(chain)) later(() => filter(chain));
-    else chain.then(filter, (e: NodeJS.ErrnoException) => cb(e, []));
+    if (Array.isArray(chain)) later(() => keep(chain));
+    else chain.then(keep, (e: NodeJS.ErrnoException) => cb(e, []));
   };
 }
 

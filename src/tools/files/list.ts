@@ -62,6 +62,8 @@ export interface ListMetadata extends Tool.Metadata {
   /** Entries shown (files, directories and symlinks, not counting the listed directory). */
   count: number;
   truncated: boolean;
+  /** Paths left out because the policy does not let list read them (ctx.readFilter); absent when none. */
+  skippedByPolicy?: number;
 }
 
 /** The tool's arguments (the backend variant takes the same). */
@@ -125,6 +127,8 @@ export const ListTool = Tool.define<typeof parameters, ListMetadata>(
 
         const extra = makeIgnore([...LIST_DEFAULT_IGNORES, ...(args.ignore ?? [])]);
         const tree = await IgnoreTree.forWalk(rootContaining(ws.roots, root) ?? ws.root, root);
+        // The call was judged by its path; what is under it is judged entry by entry.
+        const filter = await ctx.readFilter?.();
         const top: Node = { name: root, abs: root, kind: 'dir' };
         const queue: Node[] = [top];
         let count = 0;
@@ -133,7 +137,7 @@ export const ListTool = Tool.define<typeof parameters, ListMetadata>(
         while (queue.length && !truncated) {
           throwIfAborted(ctx.abort, abortedMessage('list'));
           const node = queue.shift() as Node;
-          const entries = await readEntries(node.abs, root, tree, extra);
+          const entries = await readEntries(node.abs, root, tree, extra, filter);
           node.children = [];
           for (let i = 0; i < entries.length; i++) {
             if (count >= limit) {
@@ -157,9 +161,14 @@ export const ListTool = Tool.define<typeof parameters, ListMetadata>(
               `List one of them with path, leave entries out with ignore, or raise limit (max ${LIST_MAX_LIMIT}).)`,
           );
         }
+        const metadata: ListMetadata = { count, truncated };
+        if (filter?.skipped) {
+          metadata.skippedByPolicy = filter.skipped;
+          lines.push('', filter.notice());
+        }
         return {
           title: `list ${ws.display(root)}: ${count} entr${count === 1 ? 'y' : 'ies'}`,
-          metadata: { count, truncated },
+          metadata,
           output: lines.join('\n'),
         };
       },
@@ -173,6 +182,7 @@ async function readEntries(
   root: string,
   tree: IgnoreTree,
   extra: ReturnType<typeof makeIgnore>,
+  filter: Tool.ReadFilter | undefined,
 ): Promise<Node[]> {
   let dirents;
   try {
@@ -197,6 +207,8 @@ async function readEntries(
     }
     if (hidden || tree.isIgnored(chain, abs, kind === 'dir')) continue;
     if (kind === 'file' && isAtomicTempName(d.name)) continue; // an unfinished or abandoned atomic write
+    // A link is shown, not followed: its name is judged as the entry it is.
+    if (filter?.skips(abs, kind === 'dir')) continue;
     out.push({ name: d.name, abs, kind });
   }
   return out.sort((a, b) =>

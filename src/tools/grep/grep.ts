@@ -165,11 +165,19 @@ export const GrepTool = Tool.define<typeof parameters, GrepMetadata>(
           report,
           blockBytes,
         };
+        // A single file was judged as the call's path; a directory's files are judged one by one.
+        if (!isFile) opts.filter = await ctx.readFilter?.();
         try {
           if (backend === 'rg') await searchWithRg(rgPath as string, opts);
           else await searchWithJs(opts);
           throwIfAborted(ctx.abort, abortedMessage('grep'));
-          return await render(collector, ws, args.pattern, target, backend);
+          const result = await render(collector, ws, args.pattern, target, backend);
+          const skipped = opts.filter?.skipped;
+          if (skipped) {
+            result.metadata.skippedByPolicy = skipped;
+            result.output += `\n\n${opts.filter!.notice()}`;
+          }
+          return result;
         } finally {
           full.close();
         }

@@ -74,6 +74,7 @@ export async function searchWithJs(o: SearchOptions): Promise<void> {
       if (!isDir && (!e.isFile() || isAtomicTempName(e.name))) continue;
       const abs = dir.endsWith(path.sep) ? dir + e.name : dir + path.sep + e.name;
       if (rules && tree.isIgnored(chain, abs, isDir)) continue;
+      if (o.filter?.skips(abs, isDir)) continue;
       if (isDir) subdirs.push(abs);
       else if (!o.include || o.include.matches(path.relative(o.target, abs).split(path.sep).join('/'))) {
         if (!(await maybeYield())) return;

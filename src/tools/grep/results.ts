@@ -40,6 +40,8 @@ export interface GrepMetadata extends Tool.Metadata {
   backend: GrepBackend;
   /** When the match list was cut: a file with every match (and its context), grouped by file in search order. */
   fullListPath?: string;
+  /** Paths left out because the policy does not let grep read them (ctx.readFilter); absent when none. */
+  skippedByPolicy?: number;
 }
 
 export interface LineRecord {
@@ -71,6 +73,8 @@ export interface SearchOptions {
   report: () => void;
   /** JS backend: files above this size are read in blocks of this size. */
   blockBytes: number;
+  /** The policy's filter of what the search finds (ctx.readFilter): files and trees it refuses are left out. */
+  filter?: Tool.ReadFilter;
 }
 
 /** Keeps per file at most `cap` matches (plus their context); drops files that can no longer be shown. */

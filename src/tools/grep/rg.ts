@@ -134,6 +134,7 @@ class RgOutputReader {
   private pending: Buffer | undefined;
   private readonly binary = new Set<string>();
   private readonly includeCache = new Map<string, boolean>();
+  private readonly dirCache = new Map<string, boolean>();
 
   constructor(private readonly o: SearchOptions) {}
 
@@ -205,14 +206,28 @@ class RgOutputReader {
     o.report();
   }
 
+  /** Whether the policy refuses the directory `dir` (under the target) or one above it; cached per directory. */
+  private refusedDir(dir: string): boolean {
+    const { o } = this;
+    if (dir === o.target || !dir.startsWith(o.target + path.sep)) return false;
+    let refused = this.dirCache.get(dir);
+    if (refused === undefined) {
+      refused = this.refusedDir(path.dirname(dir)) || o.filter!.skips(dir, true);
+      this.dirCache.set(dir, refused);
+    }
+    return refused;
+  }
+
   private wanted(abs: string): boolean {
     const { o } = this;
     if (o.isFile) return abs === o.target;
     if (!abs.startsWith(o.target + path.sep)) return false; // never report anything rg should not have walked into
-    if (!o.include) return true;
     let ok = this.includeCache.get(abs);
     if (ok === undefined) {
-      ok = o.include.matches(path.relative(o.target, abs).split(path.sep).join('/'));
+      ok = !o.include || o.include.matches(path.relative(o.target, abs).split(path.sep).join('/'));
+      // rg read it; the policy decides whether the model sees it (judged by its real path, and by
+      // the directories it is in, as the JS walk judges them before entering).
+      if (ok && o.filter && (this.refusedDir(path.dirname(abs)) || o.filter.skips(abs, false))) ok = false;
       this.includeCache.set(abs, ok);
     }
     return ok;
