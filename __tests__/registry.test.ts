@@ -2,8 +2,19 @@ import { describe, it, expect, afterEach } from '@jest/globals';
 import { writeFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { ToolMessage } from '@langchain/core/messages';
-import { Tool, ToolRegistry, createRegistry, type ToolEvent, type ToolUpdate } from '../src/index.js';
+import { AIMessage, ToolMessage } from '@langchain/core/messages';
+import { MemorySaver, MessagesAnnotation, StateGraph } from '@langchain/langgraph';
+import { ToolNode } from '@langchain/langgraph/prebuilt';
+import {
+  Tool,
+  ToolRegistry,
+  createRegistry,
+  registerBuiltinTools,
+  toolsForTurn,
+  type ToolEvent,
+  type ToolUpdate,
+} from '../src/index.js';
+import { TOOL_SEARCH_ID } from '../src/constants.js';
 import { tempDir, makeCtx, until } from './helpers.js';
 
 const echo = Tool.define('echo', {
@@ -664,6 +675,80 @@ describe('LangChain adapter', () => {
     expect(msg).toMatchObject({ content: 'hey', tool_call_id: 'tc', name: 'echo', status: 'success' });
     expect(msg.artifact).toEqual({ title: 'echoed', metadata: { length: 3 }, output: 'hey' });
     expect(await t.invoke({ text: 'plain' })).toBe('plain');
+  });
+
+  it("artifact: 'minimal' keeps only what the text does not carry, in the checkpointed thread too; the default keeps the whole result", async () => {
+    const shaped = Tool.define('shaped', {
+      description: 'Answers with structured content',
+      parameters: z.object({}),
+      outputSchema: z.object({ n: z.number() }),
+      execute: async () => ({ title: 's', metadata: {}, output: 'n is 1', structuredContent: { n: 1 } }),
+    });
+    const pictured = Tool.define('pictured', {
+      description: 'Answers with an attachment',
+      parameters: z.object({}),
+      execute: async () => ({
+        title: 'p',
+        metadata: {},
+        output: 'one image',
+        attachments: [{ type: 'image' as const, mime: 'image/png', data: 'iVBORw0KGgo=' }],
+      }),
+    });
+    const r = registerBuiltinTools(
+      createRegistry()
+        .register(echo, { permissions: { required: [] } })
+        .register(shaped, { permissions: { required: [] } })
+        .register(pictured, { permissions: { required: [] } }),
+      { only: ['glob'], defer: ['glob'] },
+    );
+    // One graph step per call through LangGraph's ToolNode, the thread kept by MemorySaver: the
+    // messages read back below are the ones revived from the checkpoint, as a resumed thread sees them.
+    const run = async (artifact?: 'minimal') => {
+      const tools = await r.tools({ ids: ['echo', 'shaped', 'pictured', 'glob', TOOL_SEARCH_ID], artifact });
+      const saver = new MemorySaver();
+      const graph = new StateGraph(MessagesAnnotation)
+        .addNode('tools', new ToolNode(tools))
+        .addEdge('__start__', 'tools')
+        .compile({ checkpointer: saver });
+      const config = { configurable: { thread_id: `t-${artifact ?? 'default'}` } };
+      const calls: [string, Record<string, unknown>][] = [
+        ['echo', { text: 'hey' }],
+        ['shaped', {}],
+        ['pictured', {}],
+        [TOOL_SEARCH_ID, { query: 'glob' }],
+      ];
+      for (const [name, args] of calls)
+        await graph.invoke(
+          { messages: [new AIMessage({ content: '', tool_calls: [{ id: `c_${name}`, name, args }] })] },
+          config,
+        );
+      const { values } = await graph.getState(config);
+      const messages = (values as { messages: unknown[] }).messages.filter((m) => ToolMessage.isInstance(m));
+      // The thread as MemorySaver holds it (serialised), newest checkpoint last.
+      const checkpoints = saver.storage[config.configurable.thread_id][''];
+      const [bytes] = checkpoints[Object.keys(checkpoints).sort().at(-1)!];
+      const stored = new TextDecoder().decode(bytes);
+      return { messages, stored, byName: Object.fromEntries(messages.map((m) => [m.name, m])) };
+    };
+    const lean = await run('minimal');
+    expect(lean.byName.echo).toMatchObject({ content: 'hey', status: 'success' });
+    expect(lean.byName.echo.artifact).toBeUndefined();
+    expect(lean.stored).toContain('"content":"hey"');
+    // Not even a key on the message itself: a checkpointer's serialiser writes an `undefined` value as a record.
+    const [echoTool] = await r.tools({ ids: ['echo'], artifact: 'minimal' });
+    const direct = await echoTool.invoke({ type: 'tool_call', id: 'd', name: 'echo', args: { text: 'hey' } });
+    const [, serialised] = await new MemorySaver().serde.dumpsTyped(direct);
+    expect(new TextDecoder().decode(serialised)).not.toContain('artifact');
+    expect(lean.byName.shaped.artifact).toMatchObject({ structuredContent: { n: 1 }, output: 'n is 1' });
+    expect(lean.byName.pictured.artifact.attachments).toEqual([
+      { type: 'image', mime: 'image/png', data: 'iVBORw0KGgo=' },
+    ]);
+    // Deferral reads what tool_search loaded from the conversation: still there after the checkpoint.
+    expect(lean.byName[TOOL_SEARCH_ID].artifact.metadata.found).toEqual(['glob']);
+    const glob = { name: 'glob' };
+    expect(toolsForTurn(r, [glob], lean.messages)).toEqual([glob]);
+    const full = await run();
+    expect(full.byName.echo.artifact).toEqual({ title: 'echoed', metadata: { length: 3 }, output: 'hey' });
   });
 
   it('passes the session from createContext to the tool', async () => {

@@ -41,7 +41,7 @@ export type {
   PendingCall,
 } from './pipeline/types.js';
 export { lateResultMessages, type LateResult } from './pending.js';
-export { ToolbeltTool, type ToolProgressChunk } from './langchain.js';
+export { ToolbeltTool, type ArtifactMode, type ToolProgressChunk } from './langchain.js';
 export {
   builtinTools,
   registerBuiltinTools,

@@ -56,6 +56,24 @@ export interface AdapterOptions {
   deferLoading?: boolean;
   /** Fit the description under this many characters (src/description-fit.ts). */
   maxDescriptionChars?: number;
+  /** What rides on `ToolMessage.artifact` (`ToolsOptions.artifact`): default `'result'`, the whole result. */
+  artifact?: ArtifactMode;
+}
+
+/**
+ * What a ToolMessage carries as its `artifact`. `'result'`: the whole `Tool.Result` (title, metadata,
+ * output, attachments, structuredContent). `'minimal'`: only a result the text does not carry —
+ * attachments, structuredContent, or `tool_search`'s `found` (deferral reads it back from the
+ * conversation) — so a checkpointed history holds what deepagents' own tools leave there and no more.
+ */
+export type ArtifactMode = 'result' | 'minimal';
+
+/** The artifact of `result` under `mode`: undefined when `'minimal'` and the text says it all. */
+function artifactOf(result: Tool.Result, mode: ArtifactMode | undefined): Tool.Result | undefined {
+  if (mode !== 'minimal') return result;
+  if (result.attachments?.length || result.structuredContent !== undefined) return result;
+  // tool_search's marker (src/mcp/lazy.ts ToolSearchMetadata): foundIn reads `found` from the messages.
+  return result.metadata.toolSearch === true ? result : undefined;
 }
 
 /** The description and schema a provider is sent. */
@@ -158,10 +176,12 @@ export class ToolbeltTool extends DynamicStructuredTool<JsonSchema, unknown, unk
       configurable: merged.configurable,
     });
     const content = resultText(final);
+    const artifact = artifactOf(final.result, this.options.artifact);
     const output = toolCallId
       ? new ToolMessage({
           content,
-          artifact: final.result,
+          // No `artifact` key at all when there is none: a checkpointer would store `undefined` as a record.
+          ...(artifact ? { artifact } : {}),
           tool_call_id: toolCallId,
           name: this.name,
           status: final.success ? 'success' : 'error',

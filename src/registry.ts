@@ -29,7 +29,7 @@ import type {
   ToolStats,
 } from './pipeline/types.js';
 import type { TruncateOptions } from './truncate.js';
-import { toLangChainTool } from './langchain.js';
+import { toLangChainTool, type ArtifactMode } from './langchain.js';
 import { Tenant, bindTenant } from './tenant.js';
 import { PolicyGate, type GateOptions } from './policy/gate.js';
 import { executeBatch, type BatchCall } from './batch.js';
@@ -133,6 +133,13 @@ export interface ToolsOptions {
    * description, the rest is left out with a pointer to `toolbelt run <tool> --help` (docs/providers.md).
    */
   maxDescriptionChars?: number;
+  /**
+   * What each ToolMessage carries as `artifact`: `'result'` (default) the whole result; `'minimal'`
+   * only attachments, structuredContent and `tool_search`'s result (the text already holds the rest).
+   * A checkpointer writes and revives every message of a thread at every graph step, so under
+   * MemorySaver a history of `'result'` artifacts costs more per step as the thread grows (docs/performance.md).
+   */
+  artifact?: ArtifactMode;
 }
 
 /** Options of `execute()` beyond the contract's four arguments. */
@@ -471,6 +478,7 @@ export class ToolRegistryImpl {
         signal: options.signal,
         strict: options.strict,
         maxDescriptionChars: options.maxDescriptionChars,
+        artifact: options.artifact,
         ...(deferred.has(tool.id) ? { deferLoading: true } : {}),
       }),
     );
