@@ -672,21 +672,24 @@ try {
   // message, awaiting each) and writes a new one. Printed after the rows so the gap has its parts:
   // the files map is the same on both threads, the messages are each side's own ToolMessages.
   if (!process.env.BENCH_ONLY || 'StateBackend'.includes(process.env.BENCH_ONLY)) {
-    console.log('\nStateBackend threads after the rows: the last checkpoint each graph step loads');
-    for (const who of Object.keys(graphs)) {
+    console.log('\nStateBackend threads after the rows: the last checkpoint each graph step loads (loads interleaved)');
+    const threads = Object.keys(graphs).map((who) => {
       const checkpoints = saver.storage[`bench-${who}`][''];
       const [bytes] = checkpoints[Object.keys(checkpoints).sort().at(-1)];
-      const parsed = JSON.parse(new TextDecoder().decode(bytes));
-      const loads = [];
-      for (let i = 0; i < 15; i++) {
-        const t = performance.now();
-        await saver.serde.loadsTyped('json', bytes);
-        loads.push(performance.now() - t);
+      return { who, bytes, parsed: JSON.parse(new TextDecoder().decode(bytes)), loads: [] };
+    });
+    for (let i = 0; i < 21; i++)
+      for (const t of i % 2 ? threads : [...threads].reverse()) {
+        const start = performance.now();
+        await saver.serde.loadsTyped('json', t.bytes);
+        t.loads.push(performance.now() - start);
       }
-      const toolMessages = parsed.channel_values.messages.filter((m) => m.id?.at(-1) === 'ToolMessage');
+    for (const { who, bytes, parsed, loads } of threads) {
+      const { messages, files } = parsed.channel_values;
+      const withArtifact = messages.filter((m) => m.id?.at(-1) === 'ToolMessage' && m.kwargs.artifact !== undefined);
       console.log(
-        `  ${who.padEnd(12)} ${(bytes.length / 1024).toFixed(0)} KiB (messages ${(JSON.stringify(parsed.channel_values.messages).length / 1024).toFixed(0)} KiB in ${parsed.channel_values.messages.length}, ` +
-          `${toolMessages.filter((m) => m.kwargs.artifact !== undefined).length} tool messages with an artifact; files ${(JSON.stringify(parsed.channel_values.files).length / 1024).toFixed(0)} KiB), ` +
+        `  ${who.padEnd(12)} ${(bytes.length / 1024).toFixed(0)} KiB (messages ${(JSON.stringify(messages).length / 1024).toFixed(0)} KiB in ${messages.length}, ` +
+          `${withArtifact.length} tool messages with an artifact; files ${(JSON.stringify(files).length / 1024).toFixed(0)} KiB), ` +
           `loaded in ${median(loads).toFixed(1)} ms`,
       );
     }
