@@ -1,8 +1,10 @@
 /**
  * The policy applied inside a search: grep, glob and list over a directory are judged by their
  * `path` (step 2), but the walk then finds paths under it that a rule may refuse to read (`secrets/**`
- * denied, `grep .` allowed). `ReadPathFilter` judges each path the walk finds, as the same tool's
- * call on that path would be judged, and counts what it leaves out without keeping the names.
+ * denied, `grep .` allowed) or ask about (`.env*` under the defaults). `ReadPathFilter` judges each
+ * path the walk finds as the same tool's call on that path would be judged, and leaves it out when
+ * that call would be refused or would ask (nobody approved it: the search cannot ask per path).
+ * It counts what it leaves out, by why, without keeping the names.
  * Must not walk, read files or word a tool's result: the tools call `skips` and print `notice()`.
  */
 import { lstatSync, realpathSync } from 'node:fs';
@@ -10,15 +12,29 @@ import path from 'node:path';
 import type { Tool } from '../tool.js';
 import { judge, type LayeredRules } from './evaluate.js';
 import { pathMatcher } from './glob.js';
-import type { PolicyAction, PolicyCheck, PolicySubject } from './types.js';
+import type { PolicyAction, PolicyCheck, PolicyRule, PolicySubject } from './types.js';
 
 /** Stands for "any name" below a directory: no file is called that, so a pattern matching it matches every name. */
 const ANY = '\0';
 
-/** One search call's filter: `rules` are the policy's rules that can apply to `check`'s tool (evaluate.ts rulesFor). */
+/** Why a path is left out: a rule refuses it, or its read would ask and nobody approved it. */
+type Refusal = 'deny' | 'ask';
+
+/** A rule compiled for the fast path: its `outsideWorkspace` selector and its pattern (none matches every path). */
+interface Compiled {
+  outside?: boolean;
+  match: (value: string) => boolean;
+}
+
+/**
+ * One search call's filter. `rules` are the policy's rules that can apply to `check`'s tool
+ * (evaluate.ts rulesFor), without the asks that do not depend on the path or that the call itself
+ * was asked (policy.ts readFilter); `approved` says whether the session approved "always" this
+ * tool's read of a path.
+ */
 export class ReadPathFilter implements Tool.ReadFilter {
-  /** What was left out, so a path met twice (overlapping patterns) counts once. */
-  private readonly left = new Set<string>();
+  /** What was left out and why, so a path met twice (overlapping patterns) counts once. */
+  private readonly left = new Map<string, Refusal>();
   /** Real path of each directory met (one realpath per directory, not per file). */
   private readonly realDirs = new Map<string, string>();
 
@@ -28,7 +44,12 @@ export class ReadPathFilter implements Tool.ReadFilter {
    * Without `default: deny`, a path is refused exactly when a deny rule matches it (deny wins over
    * every other row): those rules, compiled once, instead of the whole precedence per path.
    */
-  private readonly denies?: ReadonlyArray<{ outside?: boolean; match: (value: string) => boolean }>;
+  private readonly denies?: readonly Compiled[];
+  /**
+   * The same for asks (the default action `ask` is not one: the search call itself was asked about
+   * it): the policy's asks, its allows (which pre-approve past a default ask) and the defaults' asks.
+   */
+  private readonly asks?: { policy: readonly Compiled[]; allows: readonly Compiled[]; defaults: readonly Compiled[] };
 
   constructor(
     private readonly check: Omit<PolicyCheck, 'subject' | 'label'>,
@@ -37,15 +58,21 @@ export class ReadPathFilter implements Tool.ReadFilter {
     /** The workspace roots as given (main first) and as real paths. */
     private readonly roots: readonly string[],
     private readonly realRoots: readonly string[],
+    /** The session's "always" approval of this tool's read of a path, if any. */
+    private readonly approved: (check: PolicyCheck) => PolicyRule | undefined = () => undefined,
   ) {
     this.allRoots = [...roots, ...realRoots];
-    if (fallback !== 'deny')
-      this.denies = [...rules.policy, ...rules.defaults]
-        .filter((r) => r.action === 'deny')
+    if (fallback === 'deny') return;
+    const compile = (list: readonly PolicyRule[], action: PolicyAction): Compiled[] =>
+      list
+        .filter((r) => r.action === action)
         .map((r) => ({
           outside: r.outsideWorkspace,
           match: r.pattern === undefined ? () => true : pathMatcher(r.pattern),
         }));
+    this.denies = [...compile(rules.policy, 'deny'), ...compile(rules.defaults, 'deny')];
+    const asks = { policy: compile(rules.policy, 'ask'), defaults: compile(rules.defaults, 'ask') };
+    if (asks.policy.length || asks.defaults.length) this.asks = { ...asks, allows: compile(rules.policy, 'allow') };
   }
 
   skips(abs: string, isDir: boolean, real?: string): boolean {
@@ -58,41 +85,79 @@ export class ReadPathFilter implements Tool.ReadFilter {
     // A directory is left out whole when it is refused itself (`list` of it would be), or when every
     // path under it, at any depth, is.
     // (A directory is not refused by `default: deny` alone: allow rules name the files under it.)
-    const refused =
-      this.denied(value, realValue, outside, isDir) ||
-      (isDir &&
-        this.denied(under(value, ANY), under(realValue, ANY), outside) &&
-        this.denied(under(value, `${ANY}/${ANY}`), under(realValue, `${ANY}/${ANY}`), outside));
-    if (refused) this.left.add(abs);
-    return refused;
+    let refused = this.refusal(value, realValue, outside, isDir);
+    if (!refused && isDir) {
+      const child = this.refusal(under(value, ANY), under(realValue, ANY), outside);
+      const deeper = child && this.refusal(under(value, `${ANY}/${ANY}`), under(realValue, `${ANY}/${ANY}`), outside);
+      if (child && deeper) refused = child === 'deny' && deeper === 'deny' ? 'deny' : 'ask';
+    }
+    if (refused) this.left.set(abs, refused);
+    return refused !== undefined;
   }
 
   get skipped(): number {
     return this.left.size;
   }
 
+  /** Paths left out because reading them would ask (the rest of `skipped` are refused outright). */
+  get asked(): number {
+    let n = 0;
+    for (const why of this.left.values()) if (why === 'ask') n++;
+    return n;
+  }
+
   notice(): string {
     const n = this.skipped;
     if (n === 0) return '';
     const tool = this.check.tool;
-    return n === 1
-      ? `(1 path was left out because the policy does not let ${tool} read it; it is not named here. Ask the user if you need it.)`
-      : `(${n} paths were left out because the policy does not let ${tool} read them; they are not named here. Ask the user if you need them.)`;
+    const asked = this.asked;
+    const denied = n - asked;
+    const them = n === 1 ? 'it' : 'them';
+    const left = n === 1 ? '1 path was left out' : `${n} paths were left out`;
+    const unnamed = n === 1 ? 'it is not named here' : 'they are not named here';
+    if (asked === 0)
+      return `(${left} because the policy does not let ${tool} read ${them}; ${unnamed}. Ask the user if you need ${them}.)`;
+    const why =
+      denied === 0
+        ? `because the policy asks the user for approval before ${tool} reads ${them} (by default, files that usually hold secrets)`
+        : `: ${denied} because the policy does not let ${tool} read ${denied === 1 ? 'it' : 'them'}, ${asked} because the policy asks the user for approval before ${tool} reads ${asked === 1 ? 'it' : 'them'} (by default, files that usually hold secrets)`;
+    return `(${left}${denied === 0 ? ' ' : ''}${why}; ${unnamed}. Reading such a file directly by its name asks the user for approval; ask the user if you need ${them}.)`;
   }
 
-  private denied(value: string, realValue: string, outside: boolean, byRuleOnly = false): boolean {
+  /** Whether the tool's call on this path would be refused (`deny`) or would ask (`ask`); undefined when it may read it. */
+  private refusal(value: string, realValue: string, outside: boolean, byRuleOnly = false): Refusal | undefined {
     if (this.denies) {
-      for (const d of this.denies) {
-        if (d.outside !== undefined && d.outside !== outside) continue;
-        if (d.match(value) || (realValue !== value && d.match(realValue))) return true;
+      const any = (list: readonly Compiled[]) => {
+        for (const d of list) {
+          if (d.outside !== undefined && d.outside !== outside) continue;
+          if (d.match(value) || (realValue !== value && d.match(realValue))) return true;
+        }
+        return false;
+      };
+      if (any(this.denies)) return 'deny';
+      const asks = this.asks;
+      if (!asks) return undefined;
+      // Most paths match no ask: one pass, before the precedence below.
+      const policyAsk = any(asks.policy);
+      if (!policyAsk && !any(asks.defaults)) return undefined;
+      if (this.approved(this.checkOf(value, realValue, outside))) return undefined;
+      if (policyAsk) return 'ask';
+      // A policy allow pre-approves past a default ask when it matches every spelling (a link too).
+      for (const a of asks.allows) {
+        if (a.outside !== undefined && a.outside !== outside) continue;
+        if (a.match(value) && (realValue === value || a.match(realValue))) return undefined;
       }
-      return false;
+      return 'ask';
     }
+    const decision = judge(this.checkOf(value, realValue, outside), this.rules, this.fallback, this.approved);
+    if (decision.action === 'allow' || (byRuleOnly && decision.source === 'default')) return undefined;
+    return decision.action;
+  }
+
+  private checkOf(value: string, realValue: string, outside: boolean): PolicyCheck {
     const subject: PolicySubject = { kind: 'path', value, outside };
     if (realValue !== value) subject.also = [realValue];
-    const check = { ...this.check, subject, label: '' } as PolicyCheck;
-    const decision = judge(check, this.rules, this.fallback);
-    return decision.action === 'deny' && (!byRuleOnly || decision.source !== 'default');
+    return { ...this.check, subject, label: '' };
   }
 
   /** The real path of `abs`: its directory's real path (cached) plus its name. */
