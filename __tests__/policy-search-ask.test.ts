@@ -20,7 +20,10 @@ import {
   type PolicyConfig,
   type OnPermissionRequest,
 } from '../src/index.js';
+import fc from 'fast-check';
 import { findExecutable } from '../src/files.js';
+import { anyPathMatcher, pathMatcher } from '../src/policy/glob.js';
+import { SECRET_FILE_PATTERNS } from '../src/policy/defaults.js';
 import { startMockProvider, toolResults } from './providers/mock-server.js';
 import { APIS, chatModel } from './providers/clients.js';
 import { tempDir } from './helpers.js';
@@ -251,6 +254,50 @@ describe('what lifts the ask, and what does not', () => {
       fs.rmSync(path.join(ws.dir, 'home/.ssh/id_rsa'));
       await registry.dispose();
     }
+  });
+});
+
+describe('the filter judges many patterns at once', () => {
+  it('anyPathMatcher(patterns) says what some pathMatcher(pattern) says, for any path', () => {
+    const patterns = [
+      ...SECRET_FILE_PATTERNS,
+      'secrets/**',
+      'a/*.txt',
+      '{x,y}/[ab]?.md',
+      '**/vault/**',
+      '/etc/*',
+      'x/**/f.txt',
+      './a*',
+      'b?.md',
+      '*cred*',
+    ];
+    const any = anyPathMatcher(patterns);
+    const one = patterns.map((p) => pathMatcher(p));
+    const segment = fc.constantFrom(
+      '.env',
+      '.env.local',
+      'a',
+      'x',
+      'b1.md',
+      'k.pem',
+      '.ssh',
+      'id_rsa',
+      'vault',
+      'etc',
+      'secrets',
+      'f.txt',
+      '.aws',
+      'credentials',
+    );
+    const paths = fc
+      .tuple(fc.boolean(), fc.array(segment, { minLength: 1, maxLength: 5 }))
+      .map(([abs, segs]) => (abs ? '/' : '') + segs.join('/'));
+    fc.assert(
+      fc.property(paths, (value) => any(value) === one.some((m) => m(value))),
+      { numRuns: 10_000 },
+    );
+    for (const v of ['config/.env.local', '/home/u/.ssh/id', 'a/f.txt', 'src/app.ts', '/etc/passwd'])
+      expect([v, any(v)]).toEqual([v, one.some((m) => m(v))]);
   });
 });
 

@@ -11,7 +11,7 @@ import { lstatSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { Tool } from '../tool.js';
 import { judge, type LayeredRules } from './evaluate.js';
-import { pathMatcher } from './glob.js';
+import { anyPathMatcher, pathMatcher } from './glob.js';
 import type { PolicyAction, PolicyCheck, PolicyRule, PolicySubject } from './types.js';
 
 /** Stands for "any name" below a directory: no file is called that, so a pattern matching it matches every name. */
@@ -24,6 +24,29 @@ type Refusal = 'deny' | 'ask';
 interface Compiled {
   outside?: boolean;
   match: (value: string) => boolean;
+}
+
+/**
+ * Rules of one action and layer compiled for the fast path: the patterns of those without an
+ * `outsideWorkspace` selector or'ed into one matcher (`anyPathMatcher`), the others one by one.
+ */
+interface Group {
+  any?: (value: string) => boolean;
+  scoped: readonly Compiled[];
+}
+
+function group(list: readonly PolicyRule[], action: PolicyAction): Group {
+  const rules = list.filter((r) => r.action === action);
+  const plain = rules.filter((r) => r.outsideWorkspace === undefined);
+  const patterns = plain.flatMap((r) => (r.pattern === undefined ? [] : [r.pattern]));
+  const any = plain.length > patterns.length ? () => true : patterns.length ? anyPathMatcher(patterns) : undefined;
+  const scoped = rules
+    .filter((r) => r.outsideWorkspace !== undefined)
+    .map((r) => ({
+      outside: r.outsideWorkspace,
+      match: r.pattern === undefined ? () => true : pathMatcher(r.pattern),
+    }));
+  return { any, scoped };
 }
 
 /**
@@ -40,16 +63,18 @@ export class ReadPathFilter implements Tool.ReadFilter {
 
   /** Every root, given and real, for the inside test. */
   private readonly allRoots: readonly string[];
+  /** Each of `allRoots` ending with the separator. */
+  private readonly prefixes: readonly string[];
   /**
    * Without `default: deny`, a path is refused exactly when a deny rule matches it (deny wins over
    * every other row): those rules, compiled once, instead of the whole precedence per path.
    */
-  private readonly denies?: readonly Compiled[];
+  private readonly denies?: Group;
   /**
    * The same for asks (the default action `ask` is not one: the search call itself was asked about
    * it): the policy's asks, its allows (which pre-approve past a default ask) and the defaults' asks.
    */
-  private readonly asks?: { policy: readonly Compiled[]; allows: readonly Compiled[]; defaults: readonly Compiled[] };
+  private readonly asks?: { policy: Group; allows: readonly Compiled[]; defaults: Group };
 
   constructor(
     private readonly check: Omit<PolicyCheck, 'subject' | 'label'>,
@@ -62,17 +87,21 @@ export class ReadPathFilter implements Tool.ReadFilter {
     private readonly approved: (check: PolicyCheck) => PolicyRule | undefined = () => undefined,
   ) {
     this.allRoots = [...roots, ...realRoots];
+    this.prefixes = this.allRoots.map(withSep);
     if (fallback === 'deny') return;
-    const compile = (list: readonly PolicyRule[], action: PolicyAction): Compiled[] =>
-      list
-        .filter((r) => r.action === action)
-        .map((r) => ({
-          outside: r.outsideWorkspace,
-          match: r.pattern === undefined ? () => true : pathMatcher(r.pattern),
-        }));
-    this.denies = [...compile(rules.policy, 'deny'), ...compile(rules.defaults, 'deny')];
-    const asks = { policy: compile(rules.policy, 'ask'), defaults: compile(rules.defaults, 'ask') };
-    if (asks.policy.length || asks.defaults.length) this.asks = { ...asks, allows: compile(rules.policy, 'allow') };
+    this.denies = group([...rules.policy, ...rules.defaults], 'deny');
+    const asks = { policy: group(rules.policy, 'ask'), defaults: group(rules.defaults, 'ask') };
+    const none = (g: Group) => !g.any && !g.scoped.length;
+    if (!none(asks.policy) || !none(asks.defaults))
+      this.asks = {
+        ...asks,
+        allows: rules.policy
+          .filter((r) => r.action === 'allow')
+          .map((r) => ({
+            outside: r.outsideWorkspace,
+            match: r.pattern === undefined ? () => true : pathMatcher(r.pattern),
+          })),
+      };
   }
 
   skips(abs: string, isDir: boolean, real?: string): boolean {
@@ -81,7 +110,7 @@ export class ReadPathFilter implements Tool.ReadFilter {
     if (isDir && !this.realDirs.has(abs)) this.realDirs.set(abs, realPath);
     const value = this.shown(abs);
     const realValue = realPath === abs ? value : this.shown(realPath);
-    const outside = !this.inside(abs) || !this.inside(realPath);
+    const outside = !this.inside(abs) || (realPath !== abs && !this.inside(realPath));
     // A directory is left out whole when it is refused itself (`list` of it would be), or when every
     // path under it, at any depth, is.
     // (A directory is not refused by `default: deny` alone: allow rules name the files under it.)
@@ -127,9 +156,10 @@ export class ReadPathFilter implements Tool.ReadFilter {
   /** Whether the tool's call on this path would be refused (`deny`) or would ask (`ask`); undefined when it may read it. */
   private refusal(value: string, realValue: string, outside: boolean, byRuleOnly = false): Refusal | undefined {
     if (this.denies) {
-      const any = (list: readonly Compiled[]) => {
-        for (const d of list) {
-          if (d.outside !== undefined && d.outside !== outside) continue;
+      const any = (g: Group) => {
+        if (g.any && (g.any(value) || (realValue !== value && g.any(realValue)))) return true;
+        for (const d of g.scoped) {
+          if (d.outside !== outside) continue;
           if (d.match(value) || (realValue !== value && d.match(realValue))) return true;
         }
         return false;
@@ -162,9 +192,10 @@ export class ReadPathFilter implements Tool.ReadFilter {
 
   /** The real path of `abs`: its directory's real path (cached) plus its name. */
   private realOf(abs: string): string {
-    const dir = path.dirname(abs);
+    const cut = abs.lastIndexOf(path.sep);
+    const dir = cut > 0 ? abs.slice(0, cut) : path.dirname(abs);
     const realDir = this.realDir(dir);
-    return realDir === dir ? abs : path.join(realDir, path.basename(abs));
+    return realDir === dir ? abs : path.join(realDir, abs.slice(cut + 1));
   }
 
   /**
@@ -189,15 +220,21 @@ export class ReadPathFilter implements Tool.ReadFilter {
 
   /** As rules see a path: relative to the main root when inside it (`.` for the root), else absolute. */
   private shown(abs: string): string {
-    const rel = within(abs, this.realRoots[0]) ?? within(abs, this.roots[0]);
+    const rel =
+      within(abs, this.realRoots[0], this.prefixes[this.roots.length]) ?? within(abs, this.roots[0], this.prefixes[0]);
     return rel === undefined ? abs : rel || '.';
   }
 
   private inside(abs: string): boolean {
-    for (const r of this.allRoots)
-      if (abs === r || abs.startsWith(r.endsWith(path.sep) ? r : r + path.sep)) return true;
+    for (let i = 0; i < this.allRoots.length; i++)
+      if (abs === this.allRoots[i] || abs.startsWith(this.prefixes[i])) return true;
     return false;
   }
+}
+
+/** `dir` ending with the path separator. */
+function withSep(dir: string): string {
+  return dir.endsWith(path.sep) ? dir : dir + path.sep;
 }
 
 /** `rest` under the rule-form path `dir`. */
@@ -206,9 +243,8 @@ function under(dir: string, rest: string): string {
 }
 
 /** `p` relative to `root` (posix separators) when inside it, else undefined. */
-function within(p: string, root: string): string | undefined {
+function within(p: string, root: string, prefix = withSep(root)): string | undefined {
   if (p === root) return '';
-  const prefix = root.endsWith(path.sep) ? root : root + path.sep;
   if (!p.startsWith(prefix)) return undefined;
   const rel = p.slice(prefix.length);
   return path.sep === '/' ? rel : rel.split(path.sep).join('/');
