@@ -35,6 +35,16 @@ interface Group {
   scoped: readonly Compiled[];
 }
 
+/** Whether a rule of the group matches the path, by any spelling. */
+function matchesGroup(g: Group, value: string, realValue: string, outside: boolean): boolean {
+  if (g.any && (g.any(value) || (realValue !== value && g.any(realValue)))) return true;
+  for (const d of g.scoped) {
+    if (d.outside !== outside) continue;
+    if (d.match(value) || (realValue !== value && d.match(realValue))) return true;
+  }
+  return false;
+}
+
 function group(list: readonly PolicyRule[], action: PolicyAction): Group {
   const rules = list.filter((r) => r.action === action);
   const plain = rules.filter((r) => r.outsideWorkspace === undefined);
@@ -60,6 +70,10 @@ export class ReadPathFilter implements Tool.ReadFilter {
   private readonly left = new Map<string, Refusal>();
   /** Real path of each directory met (one realpath per directory, not per file). */
   private readonly realDirs = new Map<string, string>();
+
+  /** The directory `realOf` last looked up, and its real path. */
+  private lastDir = '';
+  private lastReal = '';
 
   /** Every root, given and real, for the inside test. */
   private readonly allRoots: readonly string[];
@@ -156,20 +170,12 @@ export class ReadPathFilter implements Tool.ReadFilter {
   /** Whether the tool's call on this path would be refused (`deny`) or would ask (`ask`); undefined when it may read it. */
   private refusal(value: string, realValue: string, outside: boolean, byRuleOnly = false): Refusal | undefined {
     if (this.denies) {
-      const any = (g: Group) => {
-        if (g.any && (g.any(value) || (realValue !== value && g.any(realValue)))) return true;
-        for (const d of g.scoped) {
-          if (d.outside !== outside) continue;
-          if (d.match(value) || (realValue !== value && d.match(realValue))) return true;
-        }
-        return false;
-      };
-      if (any(this.denies)) return 'deny';
+      if (matchesGroup(this.denies, value, realValue, outside)) return 'deny';
       const asks = this.asks;
       if (!asks) return undefined;
       // Most paths match no ask: one pass, before the precedence below.
-      const policyAsk = any(asks.policy);
-      if (!policyAsk && !any(asks.defaults)) return undefined;
+      const policyAsk = matchesGroup(asks.policy, value, realValue, outside);
+      if (!policyAsk && !matchesGroup(asks.defaults, value, realValue, outside)) return undefined;
       if (this.approved(this.checkOf(value, realValue, outside))) return undefined;
       if (policyAsk) return 'ask';
       // A policy allow pre-approves past a default ask when it matches every spelling (a link too).
@@ -194,7 +200,9 @@ export class ReadPathFilter implements Tool.ReadFilter {
   private realOf(abs: string): string {
     const cut = abs.lastIndexOf(path.sep);
     const dir = cut > 0 ? abs.slice(0, cut) : path.dirname(abs);
-    const realDir = this.realDir(dir);
+    // A walk asks about a directory's entries one after another: the last directory is kept at hand.
+    if (dir !== this.lastDir) this.lastReal = this.realDir((this.lastDir = dir));
+    const realDir = this.lastReal;
     return realDir === dir ? abs : path.join(realDir, abs.slice(cut + 1));
   }
 
