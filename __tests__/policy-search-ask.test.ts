@@ -211,6 +211,15 @@ describe('what lifts the ask, and what does not', () => {
     const read = await registry.execute('read', { filePath: '.env' }, { sessionID: 's' }, { workspaceRoot: ws.dir });
     expect(asked).toHaveLength(1);
     expect(JSON.stringify(read)).not.toContain('env-value');
+    // Naming it directly asks too (the rule glob and list follow when they leave the name out).
+    await registry.execute('list', { path: '.env' }, { sessionID: 's' }, { workspaceRoot: ws.dir });
+    await registry.execute(
+      'glob',
+      { pattern: '*', path: 'config/.env.local' },
+      { sessionID: 's' },
+      { workspaceRoot: ws.dir },
+    );
+    expect(asked).toHaveLength(3);
     const bare = registryWith('default');
     const refused = await bare.execute('read', { filePath: '.env' }, { sessionID: 's' }, { workspaceRoot: ws.dir });
     expect(JSON.stringify(refused)).toContain('no approver is configured');
