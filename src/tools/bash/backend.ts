@@ -14,7 +14,7 @@ import { tenantOf } from '../../tenant.js';
 import { descriptionBeside } from '../../description.js';
 import { backendOf } from '../files/backend/common.js';
 import { classifyCommand } from './danger.js';
-import { DEFAULT_TIMEOUT_MS, MAX_OUTPUT_CHARS, MAX_TIMEOUT_MS, type BashMetadata } from './bash.js';
+import { DEFAULT_TIMEOUT_MS, MAX_OUTPUT_CHARS, MAX_TIMEOUT_MS, backgroundMetadata, type BashMetadata } from './bash.js';
 import { bashKillDefinition, bashOutputDefinition, jobIdParameter, jobsFor, type JobMetadata } from './jobs.js';
 import { BACKEND_JOB_DEFAULT_TIMEOUT_MS, BackendJob } from './backend-jobs.js';
 
@@ -199,23 +199,7 @@ function backgroundResult(
   return {
     title: `${title} (background ${job.id})`,
     output,
-    metadata: {
-      description: title,
-      workdir,
-      exitCode: null,
-      signal: null,
-      killed: null,
-      durationMs: 0,
-      truncated: false,
-      outputChars: 0,
-      maxBufferedChars: 0,
-      backgroundOutputDetached: false,
-      danger: danger.level,
-      dangerReasons: danger.segments.flatMap((s) => s.reasons),
-      jobId: job.id,
-      sandboxed: false,
-      backend,
-    },
+    metadata: { ...backgroundMetadata(job.id, title, workdir, danger, false), backend },
   };
 }
 

@@ -535,22 +535,33 @@ function backgroundResult(
   return {
     title: `${title} (background ${job.id})`,
     output: notes.join('\n'),
-    metadata: {
-      description: title,
-      workdir,
-      exitCode: null,
-      signal: null,
-      killed: null,
-      durationMs: 0,
-      truncated: false,
-      outputChars: 0,
-      maxBufferedChars: 0,
-      backgroundOutputDetached: false,
-      danger: danger.level,
-      dangerReasons: danger.segments.flatMap((s) => s.reasons),
-      jobId: job.id,
-      sandboxed,
-    },
+    metadata: backgroundMetadata(job.id, title, workdir, danger, sandboxed),
+  };
+}
+
+/** bash's metadata for a job it started (here or on a backend): nothing has run or been read yet. */
+export function backgroundMetadata(
+  jobId: string,
+  title: string,
+  workdir: string,
+  danger: Awaited<ReturnType<typeof classifyCommand>>,
+  sandboxed: boolean,
+): BashMetadata {
+  return {
+    description: title,
+    workdir,
+    exitCode: null,
+    signal: null,
+    killed: null,
+    durationMs: 0,
+    truncated: false,
+    outputChars: 0,
+    maxBufferedChars: 0,
+    backgroundOutputDetached: false,
+    danger: danger.level,
+    dangerReasons: danger.segments.flatMap((s) => s.reasons),
+    jobId,
+    sandboxed,
   };
 }
 

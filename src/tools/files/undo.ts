@@ -31,12 +31,12 @@ import {
 
 export { MAX_UNDO_BYTES, MAX_UNDO_RECORDS };
 
-const fileParameters = z.object({
+export const fileParameters = z.object({
   path: z
     .string()
     .describe('The file (or directory) whose last change to undo: absolute, or relative to the workspace root.'),
 });
-const turnParameters = z.object({});
+export const turnParameters = z.object({});
 
 /** The sentences naming store records undo could not read, after `text` (none: `text` itself). */
 export function withUnreadable(text: string, history: UndoHistory): string {
@@ -61,18 +61,7 @@ export const UndoFileTool = Tool.define(
       async execute(args: z.infer<typeof fileParameters>, ctx) {
         const abs = await ws.resolveEntry(args.path, 'write');
         const shown = ws.display(abs);
-        const history = await undoHistory(tenant, ctx, 'local');
-        const record = lastFor(history.records, ctx.sessionID, abs);
-        if (!record)
-          throw new Error(
-            withUnreadable(`No change to ${shown} is recorded for undo ${NOT_RECORDED}. Nothing was undone.`, history),
-          );
-        const lines = await undoRecords(ws, tenant, ctx, [record]);
-        return {
-          title: `undo ${shown}`,
-          output: withUnreadable(`Undid the ${record.summary} (call ${record.callID}): ${lines.join(' ')}`, history),
-          metadata: { undone: [undoneMeta(record)], truncated: false },
-        };
+        return undoLastChange(tenant, ctx, 'local', abs, shown, (records) => undoRecords(ws, tenant, ctx, records));
       },
     };
   },
@@ -92,31 +81,67 @@ export const UndoTurnTool = Tool.define(
       description: 'Undo every file change (write, edit, move, delete) of your previous turn, newest first.',
       parameters: turnParameters,
       async execute(_args: z.infer<typeof turnParameters>, ctx) {
-        const history = await undoHistory(tenant, ctx, 'local');
-        const records = lastTurn(history.records, ctx.sessionID, ctx.messageID);
-        if (!records.length)
-          throw new Error(
-            withUnreadable(
-              `No earlier turn of this session changed files ${NOT_RECORDED}. Nothing was undone.`,
-              history,
-            ),
-          );
-        const lines = await undoRecords(ws, tenant, ctx, records);
-        const n = records.length;
-        return {
-          title: `undo turn (${n} change${n === 1 ? '' : 's'})`,
-          output: withUnreadable(
-            `Undid ${n} change${n === 1 ? '' : 's'} of the previous turn, newest first:\n` +
-              records.map((r, i) => `- ${r.summary} (call ${r.callID}): ${lines[i]}`).join('\n') +
-              (lines.length > records.length ? `\n${lines.slice(records.length).join(' ')}` : ''),
-            history,
-          ),
-          metadata: { turn: records[0].turn, undone: records.map(undoneMeta), truncated: false },
-        };
+        return undoLastTurn(tenant, ctx, 'local', (records) => undoRecords(ws, tenant, ctx, records));
       },
     };
   },
 );
+
+/** Undoes records through `undo` (which answers one line per record, then any notes). */
+type UndoWith = (records: UndoRecord[]) => Promise<string[]>;
+
+/**
+ * undo_file's answer wherever the files live (`domain`): the session's last change to `key` (shown
+ * as `shown`), undone through `undo`; a sentence when none is recorded.
+ */
+export async function undoLastChange(
+  tenant: Tenant,
+  ctx: UndoCallContext,
+  domain: string,
+  key: string,
+  shown: string,
+  undo: UndoWith,
+): Promise<Tool.Result> {
+  const history = await undoHistory(tenant, ctx, domain);
+  const record = lastFor(history.records, ctx.sessionID, key);
+  if (!record)
+    throw new Error(
+      withUnreadable(`No change to ${shown} is recorded for undo ${NOT_RECORDED}. Nothing was undone.`, history),
+    );
+  const lines = await undo([record]);
+  return {
+    title: `undo ${shown}`,
+    output: withUnreadable(`Undid the ${record.summary} (call ${record.callID}): ${lines.join(' ')}`, history),
+    metadata: { undone: [undoneMeta(record)] },
+  };
+}
+
+/** undo_turn's answer wherever the files live (`domain`): the session's previous turn, undone through `undo`. */
+export async function undoLastTurn(
+  tenant: Tenant,
+  ctx: UndoCallContext & { messageID?: string },
+  domain: string,
+  undo: UndoWith,
+): Promise<Tool.Result> {
+  const history = await undoHistory(tenant, ctx, domain);
+  const records = lastTurn(history.records, ctx.sessionID, ctx.messageID);
+  if (!records.length)
+    throw new Error(
+      withUnreadable(`No earlier turn of this session changed files ${NOT_RECORDED}. Nothing was undone.`, history),
+    );
+  const lines = await undo(records);
+  const n = records.length;
+  return {
+    title: `undo turn (${n} change${n === 1 ? '' : 's'})`,
+    output: withUnreadable(
+      `Undid ${n} change${n === 1 ? '' : 's'} of the previous turn, newest first:\n` +
+        records.map((r, i) => `- ${r.summary} (call ${r.callID}): ${lines[i]}`).join('\n') +
+        (lines.length > records.length ? `\n${lines.slice(records.length).join(' ')}` : ''),
+      history,
+    ),
+    metadata: { turn: records[0].turn, undone: records.map(undoneMeta) },
+  };
+}
 
 function undoneMeta(r: UndoRecord): Record<string, unknown> {
   return { tool: r.tool, callID: r.callID, paths: r.effects.map((e) => e.shown) };

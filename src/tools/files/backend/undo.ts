@@ -11,26 +11,10 @@ import { Tool } from '../../../tool.js';
 import { tenantOf, type Tenant } from '../../../tenant.js';
 import { descriptionBeside } from '../../../description.js';
 import type { GuardedBackend } from '../../../backend/guard.js';
-import {
-  forgetChanges,
-  lastFor,
-  lastTurn,
-  sameState,
-  undoHistory,
-  type EntryState,
-  type UndoCallContext,
-  type UndoRecord,
-} from '../../../undo-log.js';
-import { NOT_RECORDED, changedSince, refuseLost, withUnreadable } from '../undo.js';
+import { forgetChanges, sameState, type EntryState, type UndoCallContext, type UndoRecord } from '../../../undo-log.js';
+import { changedSince, fileParameters, refuseLost, turnParameters, undoLastChange, undoLastTurn } from '../undo.js';
 import { backendDomain, backendOf, backendPath, recordSeen, shownPath, trackKey } from './common.js';
 import { backendNow, restoreOnBackend, type BackendNow } from './history.js';
-
-const fileParameters = z.object({
-  path: z
-    .string()
-    .describe('The file (or directory) whose last change to undo: absolute, or relative to the workspace root.'),
-});
-const turnParameters = z.object({});
 
 /** Why undo cannot work on `g` (a method it needs is missing), or undefined. */
 function missing(g: GuardedBackend, tool: string): string | undefined {
@@ -59,18 +43,10 @@ export const BackendUndoFileTool = Tool.define(
         if (unavailable) throw new Error(unavailable);
         const p = backendPath(args.path);
         const shown = shownPath(p);
-        const history = await undoHistory(tenant, ctx, backendDomain(g));
-        const record = lastFor(history.records, ctx.sessionID, p);
-        if (!record)
-          throw new Error(
-            withUnreadable(`No change to ${shown} is recorded for undo ${NOT_RECORDED}. Nothing was undone.`, history),
-          );
-        const lines = await undoOnBackend(g, tenant, ctx, [record]);
-        return {
-          title: `undo ${shown}`,
-          output: withUnreadable(`Undid the ${record.summary} (call ${record.callID}): ${lines.join(' ')}`, history),
-          metadata: { undone: [undoneMeta(record)], backend: g.name, truncated: false },
-        };
+        const result = await undoLastChange(tenant, ctx, backendDomain(g), p, shown, (records) =>
+          undoOnBackend(g, tenant, ctx, records),
+        );
+        return { ...result, metadata: { ...result.metadata, backend: g.name } };
       },
     };
   },
@@ -93,35 +69,14 @@ export const BackendUndoTurnTool = Tool.define(
       ...(unavailable ? { unavailable } : {}),
       async execute(_args: z.infer<typeof turnParameters>, ctx) {
         if (unavailable) throw new Error(unavailable);
-        const history = await undoHistory(tenant, ctx, backendDomain(g));
-        const records = lastTurn(history.records, ctx.sessionID, ctx.messageID);
-        if (!records.length)
-          throw new Error(
-            withUnreadable(
-              `No earlier turn of this session changed files ${NOT_RECORDED}. Nothing was undone.`,
-              history,
-            ),
-          );
-        const lines = await undoOnBackend(g, tenant, ctx, records);
-        const n = records.length;
-        return {
-          title: `undo turn (${n} change${n === 1 ? '' : 's'})`,
-          output: withUnreadable(
-            `Undid ${n} change${n === 1 ? '' : 's'} of the previous turn, newest first:\n` +
-              records.map((r, i) => `- ${r.summary} (call ${r.callID}): ${lines[i]}`).join('\n') +
-              (lines.length > records.length ? `\n${lines.slice(records.length).join(' ')}` : ''),
-            history,
-          ),
-          metadata: { turn: records[0].turn, undone: records.map(undoneMeta), backend: g.name, truncated: false },
-        };
+        const result = await undoLastTurn(tenant, ctx, backendDomain(g), (records) =>
+          undoOnBackend(g, tenant, ctx, records),
+        );
+        return { ...result, metadata: { ...result.metadata, backend: g.name } };
       },
     };
   },
 );
-
-function undoneMeta(r: UndoRecord): Record<string, unknown> {
-  return { tool: r.tool, callID: r.callID, paths: r.effects.map((e) => e.shown) };
-}
 
 /**
  * Undoes `records` (newest first) all or nothing: every path is checked before anything is
