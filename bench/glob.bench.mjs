@@ -35,3 +35,17 @@ const env = { workspaceRoot: tree, toolFacts: () => ({ permissions: ['read'], da
 const filtered = () =>
   tool.execute({ pattern: PATTERN }, { ...benchCtx(), readFilter: () => policy.readFilter('glob', env) });
 await compare('glob tool with the policy read filter vs without', 1.3, filtered, ours, RUNS);
+
+// The default policy alone (its asks about secret files: `.env*`, `*.pem`, `**/.ssh/**`, ... are
+// judged for every entry, so the filter is on by default), as the pipeline asks for it (with the
+// call's arguments and session). Target <= 1.3.
+const defaults = createPolicy();
+const byDefault = () =>
+  tool.execute(
+    { pattern: PATTERN },
+    {
+      ...benchCtx(),
+      readFilter: () => defaults.readFilter('glob', env, { args: { pattern: PATTERN }, sessionID: 'bench' }),
+    },
+  );
+await compare('glob tool with the default policy read filter vs without', 1.3, byDefault, ours, RUNS);

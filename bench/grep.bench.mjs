@@ -76,3 +76,29 @@ await compare(
   () => js.execute({ pattern: PATTERN }, benchCtx()),
   RUNS,
 );
+
+// The default policy alone (its asks about secret files: `.env*`, `*.pem`, `**/.ssh/**`, ... are
+// judged for every path, so the filter is on by default), as the pipeline asks for it (with the
+// call's arguments and session). Target <= 1.3 (JS; rg's results are filtered after it ran).
+const defaults = createPolicy();
+const byDefault = () => ({
+  ...benchCtx(),
+  readFilter: () => defaults.readFilter('grep', env, { args: { pattern: PATTERN }, sessionID: 'bench' }),
+});
+await compare(
+  'grep tool (js) with the default policy read filter vs without',
+  1.3,
+  () => js.execute({ pattern: PATTERN }, byDefault()),
+  () => js.execute({ pattern: PATTERN }, benchCtx()),
+  RUNS,
+);
+if (rg) {
+  const rgTool = await GrepTool.init({ workspaceRoot: tree, grepBackend: 'rg' });
+  await compare(
+    'grep tool (rg) with the default policy read filter vs without',
+    1.3,
+    () => rgTool.execute({ pattern: PATTERN }, byDefault()),
+    () => rgTool.execute({ pattern: PATTERN }, benchCtx()),
+    RUNS,
+  );
+}

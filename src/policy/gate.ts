@@ -144,7 +144,11 @@ export class PolicyGate {
   readFilter(call: AuthorizeCall): Promise<Tool.ReadFilter | undefined> {
     if (!this.policy) return Promise.resolve(undefined);
     const env = this.environment(call.ctx?.extra?.initCtx ?? {});
-    return this.policy.readFilter(call.toolId, env);
+    return this.policy.readFilter(call.toolId, env, {
+      args: call.args,
+      sessionID: call.ctx?.sessionID ?? 'default',
+      approvals: this.approvalsFor(call.ctx),
+    });
   }
 
   private async judge(

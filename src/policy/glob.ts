@@ -39,6 +39,58 @@ export function pathMatcher(pattern: string): (value: string) => boolean {
   };
 }
 
+/**
+ * Whether any of `patterns` matches the path (`pathMatcher` of each, or'ed): one regular expression
+ * per way of matching instead of one per pattern, for judging every path of a walk against many rules.
+ */
+export function anyPathMatcher(patterns: readonly string[]): (value: string) => boolean {
+  const source = (list: readonly string[]) => list.map((p) => pathGlobSource(p.replace(/^\.\//, ''))).join('|');
+  const regex = (list: readonly string[]) => (list.length ? new RegExp(`^(?:${source(list)})$`) : undefined);
+  const named = patterns.filter((p) => !(p.includes('/') && !p.startsWith('**/')));
+  // A name pattern without `/` or `**` matches no text holding a `/`: the last segment test covers
+  // it, so the whole path is tested against the others only.
+  const whole = regex(patterns.filter((p) => p.includes('/') || p.includes('**')));
+  const last = regex(named);
+  const float = regex(patterns.filter((p) => p.startsWith('**/')));
+  const match = (value: string): boolean => {
+    if (whole?.test(value)) return true;
+    if (!last) return false;
+    // No slash: the pattern names a file anywhere (gitignore style).
+    if (last.test(value.slice(value.lastIndexOf('/') + 1))) return true;
+    return float !== undefined && value.startsWith('/') && float.test(value.slice(1));
+  };
+  // Most paths hold none of the patterns' fixed text (`.env`, `.pem`, `.ssh/`): a substring search
+  // rules them out before any expression runs.
+  const needles = patterns.map(fixedText);
+  if (needles.some((n) => n === '')) return match;
+  const holds = new RegExp(needles.map(escape).join('|'));
+  return (value) => holds.test(value) && match(value);
+}
+
+/** The longest text a path glob matches literally (outside `*`, `?`, `[...]` and `{...}`): every match holds it. */
+function fixedText(pattern: string): string {
+  let best = '';
+  let run = '';
+  const end = () => {
+    if (run.length > best.length) best = run;
+    run = '';
+  };
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    const close = c === '[' ? pattern.indexOf(']', i + 1) : c === '{' ? pattern.indexOf('}', i + 1) : -2;
+    if (c === '*' || c === '?') {
+      end();
+      // `**/` may match nothing at all, its `/` included.
+      if (pattern.startsWith('**/', i)) i += 2;
+    } else if (close >= 0) {
+      end();
+      i = close;
+    } else run += c;
+  }
+  end();
+  return best.replace(/^\.\//, '');
+}
+
 /** Whether a path pattern names a place (it has a `/`), rather than a file name at any depth. */
 export function isAnchored(pattern: string): boolean {
   return pattern.includes('/');

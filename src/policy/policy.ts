@@ -73,6 +73,14 @@ export interface AuthorizeRequest {
   approvals?: ApprovalRecords;
 }
 
+/** The search call a read filter is for (`Policy.readFilter`): its arguments, session and stored approvals. */
+export interface SearchCall {
+  /** The call's arguments; without them no ask is taken as answered by the call itself. */
+  args?: unknown;
+  sessionID?: string;
+  approvals?: ApprovalRecords;
+}
+
 /** `undefined` when the call may run, else the message the model reads. */
 export type Authorization =
   { allowed: true; decision: PolicyDecision } | { allowed: false; message: string; decision?: PolicyDecision };
@@ -158,8 +166,7 @@ export class Policy {
   ): Promise<PolicyDecision> {
     const all = [...this.rules, ...this.defaults];
     for (const c of checks) if (needsEntries(c, all)) await readTreeEntries(c.subject!);
-    const approvals =
-      sessionID === undefined ? undefined : stored ? await stored.get(sessionID) : this.sessions.get(sessionID);
+    const approvals = await this.approvalsOf(sessionID, stored);
     const layers = { policy: this.rules, defaults: this.defaults };
     const decisions = checks.map((c) => judge(c, layers, this.fallback, (k) => approvals?.get(approvalKey(k))));
     let worst: CheckDecision = decisions[0];
@@ -175,23 +182,48 @@ export class Policy {
   /**
    * What a search call of `toolId` (grep, glob, list over a directory) must leave out of its walk:
    * the paths under it this tool may not read (a deny rule with a pattern, or `outsideWorkspace`, or
-   * a `default: deny`). Undefined when no rule can refuse one, so such walks pay nothing.
+   * a `default: deny`), and those whose read would ask (an ask rule with a pattern or
+   * `outsideWorkspace`: the defaults' secret files) unless this session approved that read "always"
+   * or the call itself was asked by that rule (it runs, so the ask was answered for what it covers).
+   * Undefined when no rule can refuse or ask about one, so such walks pay nothing.
    */
-  async readFilter(toolId: string, env: CheckEnvironment): Promise<ReadPathFilter | undefined> {
+  async readFilter(toolId: string, env: CheckEnvironment, call: SearchCall = {}): Promise<ReadPathFilter | undefined> {
     if (env.backendPaths) return undefined; // a backend's paths are not on this disk
     const facts = env.toolFacts?.(toolId);
     const permissions = facts?.permissions ?? [];
     const base = { tool: toolId, permissions, danger: facts?.danger ?? defaultDanger(permissions) };
     const rules = rulesFor({ ...base, label: '' }, { policy: this.rules, defaults: this.defaults });
+    const bySubject = (r: PolicyRule) => r.pattern !== undefined || r.outsideWorkspace !== undefined;
+    // An ask about every path asked about the search call itself; one the call's own check matches was
+    // answered when it ran (an approver's "once" is bound to the call's arguments: it cannot cover
+    // another path, but the walk is that call).
+    const answered = new Set<PolicyRule>();
+    if ('args' in call) {
+      const asks = [...rules.policy, ...rules.defaults].filter((r) => r.action === 'ask' && bySubject(r));
+      if (asks.length)
+        for (const c of await checksOf(toolId, call.args, env))
+          for (const r of asks) if (judge(c, [r], 'allow').source === 'policy') answered.add(r);
+    }
+    const keep = (r: PolicyRule) => r.action !== 'ask' || (bySubject(r) && !answered.has(r));
+    const judged = { policy: rules.policy.filter(keep), defaults: rules.defaults.filter(keep) };
     const refuses =
       this.fallback === 'deny' ||
-      [...rules.policy, ...rules.defaults].some(
-        (r) => r.action === 'deny' && (r.pattern !== undefined || r.outsideWorkspace !== undefined),
-      );
+      [...judged.policy, ...judged.defaults].some((r) => r.action !== 'allow' && bySubject(r));
     if (!refuses) return undefined;
     const roots = [env.workspaceRoot, ...(env.additionalRoots ?? [])].map((r) => path.resolve(r));
     const realRoots = await Promise.all(roots.map((r) => fs.realpath(r).catch(() => r)));
-    return new ReadPathFilter(base, rules, this.fallback, roots, realRoots);
+    // "Always" approvals are per tool and path (approvalKey), so each path the walk finds can be looked up.
+    const approvals = await this.approvalsOf(call.sessionID, call.approvals);
+    const approved = approvals?.size ? (c: PolicyCheck) => approvals.get(approvalKey(c)) : undefined;
+    return new ReadPathFilter(base, judged, this.fallback, roots, realRoots, approved);
+  }
+
+  private async approvalsOf(
+    sessionID?: string,
+    stored?: ApprovalRecords,
+  ): Promise<Map<string, PolicyRule> | undefined> {
+    if (sessionID === undefined) return undefined;
+    return stored ? stored.get(sessionID) : this.sessions.get(sessionID);
   }
 
   /** Whether an ask rule naming a pattern matches the check (the user asked to be asked about it). */

@@ -1,34 +1,94 @@
 /**
  * The policy applied inside a search: grep, glob and list over a directory are judged by their
  * `path` (step 2), but the walk then finds paths under it that a rule may refuse to read (`secrets/**`
- * denied, `grep .` allowed). `ReadPathFilter` judges each path the walk finds, as the same tool's
- * call on that path would be judged, and counts what it leaves out without keeping the names.
+ * denied, `grep .` allowed) or ask about (`.env*` under the defaults). `ReadPathFilter` judges each
+ * path the walk finds as the same tool's call on that path would be judged, and leaves it out when
+ * that call would be refused or would ask (nobody approved it: the search cannot ask per path).
+ * It counts what it leaves out, by why, without keeping the names.
  * Must not walk, read files or word a tool's result: the tools call `skips` and print `notice()`.
  */
 import { lstatSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { Tool } from '../tool.js';
 import { judge, type LayeredRules } from './evaluate.js';
-import { pathMatcher } from './glob.js';
-import type { PolicyAction, PolicyCheck, PolicySubject } from './types.js';
+import { anyPathMatcher, pathMatcher } from './glob.js';
+import type { PolicyAction, PolicyCheck, PolicyRule, PolicySubject } from './types.js';
 
 /** Stands for "any name" below a directory: no file is called that, so a pattern matching it matches every name. */
 const ANY = '\0';
 
-/** One search call's filter: `rules` are the policy's rules that can apply to `check`'s tool (evaluate.ts rulesFor). */
+/** Why a path is left out: a rule refuses it, or its read would ask and nobody approved it. */
+type Refusal = 'deny' | 'ask';
+
+/** A rule compiled for the fast path: its `outsideWorkspace` selector and its pattern (none matches every path). */
+interface Compiled {
+  outside?: boolean;
+  match: (value: string) => boolean;
+}
+
+/**
+ * Rules of one action and layer compiled for the fast path: the patterns of those without an
+ * `outsideWorkspace` selector or'ed into one matcher (`anyPathMatcher`), the others one by one.
+ */
+interface Group {
+  any?: (value: string) => boolean;
+  scoped: readonly Compiled[];
+}
+
+/** Whether a rule of the group matches the path, by any spelling. */
+function matchesGroup(g: Group, value: string, realValue: string, outside: boolean): boolean {
+  if (g.any && (g.any(value) || (realValue !== value && g.any(realValue)))) return true;
+  for (const d of g.scoped) {
+    if (d.outside !== outside) continue;
+    if (d.match(value) || (realValue !== value && d.match(realValue))) return true;
+  }
+  return false;
+}
+
+function group(list: readonly PolicyRule[], action: PolicyAction): Group {
+  const rules = list.filter((r) => r.action === action);
+  const plain = rules.filter((r) => r.outsideWorkspace === undefined);
+  const patterns = plain.flatMap((r) => (r.pattern === undefined ? [] : [r.pattern]));
+  const any = plain.length > patterns.length ? () => true : patterns.length ? anyPathMatcher(patterns) : undefined;
+  const scoped = rules
+    .filter((r) => r.outsideWorkspace !== undefined)
+    .map((r) => ({
+      outside: r.outsideWorkspace,
+      match: r.pattern === undefined ? () => true : pathMatcher(r.pattern),
+    }));
+  return { any, scoped };
+}
+
+/**
+ * One search call's filter. `rules` are the policy's rules that can apply to `check`'s tool
+ * (evaluate.ts rulesFor), without the asks that do not depend on the path or that the call itself
+ * was asked (policy.ts readFilter); `approved` says whether the session approved "always" this
+ * tool's read of a path.
+ */
 export class ReadPathFilter implements Tool.ReadFilter {
-  /** What was left out, so a path met twice (overlapping patterns) counts once. */
-  private readonly left = new Set<string>();
+  /** What was left out and why, so a path met twice (overlapping patterns) counts once. */
+  private readonly left = new Map<string, Refusal>();
   /** Real path of each directory met (one realpath per directory, not per file). */
   private readonly realDirs = new Map<string, string>();
 
+  /** The directory `realOf` last looked up, and its real path. */
+  private lastDir = '';
+  private lastReal = '';
+
   /** Every root, given and real, for the inside test. */
   private readonly allRoots: readonly string[];
+  /** Each of `allRoots` ending with the separator. */
+  private readonly prefixes: readonly string[];
   /**
    * Without `default: deny`, a path is refused exactly when a deny rule matches it (deny wins over
    * every other row): those rules, compiled once, instead of the whole precedence per path.
    */
-  private readonly denies?: ReadonlyArray<{ outside?: boolean; match: (value: string) => boolean }>;
+  private readonly denies?: Group;
+  /**
+   * The same for asks (the default action `ask` is not one: the search call itself was asked about
+   * it): the policy's asks, its allows (which pre-approve past a default ask) and the defaults' asks.
+   */
+  private readonly asks?: { policy: Group; allows: readonly Compiled[]; defaults: Group };
 
   constructor(
     private readonly check: Omit<PolicyCheck, 'subject' | 'label'>,
@@ -37,15 +97,25 @@ export class ReadPathFilter implements Tool.ReadFilter {
     /** The workspace roots as given (main first) and as real paths. */
     private readonly roots: readonly string[],
     private readonly realRoots: readonly string[],
+    /** The session's "always" approval of this tool's read of a path, if any. */
+    private readonly approved: (check: PolicyCheck) => PolicyRule | undefined = () => undefined,
   ) {
     this.allRoots = [...roots, ...realRoots];
-    if (fallback !== 'deny')
-      this.denies = [...rules.policy, ...rules.defaults]
-        .filter((r) => r.action === 'deny')
-        .map((r) => ({
-          outside: r.outsideWorkspace,
-          match: r.pattern === undefined ? () => true : pathMatcher(r.pattern),
-        }));
+    this.prefixes = this.allRoots.map(withSep);
+    if (fallback === 'deny') return;
+    this.denies = group([...rules.policy, ...rules.defaults], 'deny');
+    const asks = { policy: group(rules.policy, 'ask'), defaults: group(rules.defaults, 'ask') };
+    const none = (g: Group) => !g.any && !g.scoped.length;
+    if (!none(asks.policy) || !none(asks.defaults))
+      this.asks = {
+        ...asks,
+        allows: rules.policy
+          .filter((r) => r.action === 'allow')
+          .map((r) => ({
+            outside: r.outsideWorkspace,
+            match: r.pattern === undefined ? () => true : pathMatcher(r.pattern),
+          })),
+      };
   }
 
   skips(abs: string, isDir: boolean, real?: string): boolean {
@@ -54,52 +124,86 @@ export class ReadPathFilter implements Tool.ReadFilter {
     if (isDir && !this.realDirs.has(abs)) this.realDirs.set(abs, realPath);
     const value = this.shown(abs);
     const realValue = realPath === abs ? value : this.shown(realPath);
-    const outside = !this.inside(abs) || !this.inside(realPath);
+    const outside = !this.inside(abs) || (realPath !== abs && !this.inside(realPath));
     // A directory is left out whole when it is refused itself (`list` of it would be), or when every
     // path under it, at any depth, is.
     // (A directory is not refused by `default: deny` alone: allow rules name the files under it.)
-    const refused =
-      this.denied(value, realValue, outside, isDir) ||
-      (isDir &&
-        this.denied(under(value, ANY), under(realValue, ANY), outside) &&
-        this.denied(under(value, `${ANY}/${ANY}`), under(realValue, `${ANY}/${ANY}`), outside));
-    if (refused) this.left.add(abs);
-    return refused;
+    let refused = this.refusal(value, realValue, outside, isDir);
+    if (!refused && isDir) {
+      const child = this.refusal(under(value, ANY), under(realValue, ANY), outside);
+      const deeper = child && this.refusal(under(value, `${ANY}/${ANY}`), under(realValue, `${ANY}/${ANY}`), outside);
+      if (child && deeper) refused = child === 'deny' && deeper === 'deny' ? 'deny' : 'ask';
+    }
+    if (refused) this.left.set(abs, refused);
+    return refused !== undefined;
   }
 
   get skipped(): number {
     return this.left.size;
   }
 
+  /** Paths left out because reading them would ask (the rest of `skipped` are refused outright). */
+  get asked(): number {
+    let n = 0;
+    for (const why of this.left.values()) if (why === 'ask') n++;
+    return n;
+  }
+
   notice(): string {
     const n = this.skipped;
     if (n === 0) return '';
     const tool = this.check.tool;
-    return n === 1
-      ? `(1 path was left out because the policy does not let ${tool} read it; it is not named here. Ask the user if you need it.)`
-      : `(${n} paths were left out because the policy does not let ${tool} read them; they are not named here. Ask the user if you need them.)`;
+    const asked = this.asked;
+    const denied = n - asked;
+    const them = n === 1 ? 'it' : 'them';
+    const left = n === 1 ? '1 path was left out' : `${n} paths were left out`;
+    const unnamed = n === 1 ? 'it is not named here' : 'they are not named here';
+    if (asked === 0)
+      return `(${left} because the policy does not let ${tool} read ${them}; ${unnamed}. Ask the user if you need ${them}.)`;
+    const why =
+      denied === 0
+        ? `because the policy asks the user for approval before ${tool} reads ${them} (by default, files that usually hold secrets)`
+        : `: ${denied} because the policy does not let ${tool} read ${denied === 1 ? 'it' : 'them'}, ${asked} because the policy asks the user for approval before ${tool} reads ${asked === 1 ? 'it' : 'them'} (by default, files that usually hold secrets)`;
+    return `(${left}${denied === 0 ? ' ' : ''}${why}; ${unnamed}. Reading such a file directly by its name asks the user for approval; ask the user if you need ${them}.)`;
   }
 
-  private denied(value: string, realValue: string, outside: boolean, byRuleOnly = false): boolean {
+  /** Whether the tool's call on this path would be refused (`deny`) or would ask (`ask`); undefined when it may read it. */
+  private refusal(value: string, realValue: string, outside: boolean, byRuleOnly = false): Refusal | undefined {
     if (this.denies) {
-      for (const d of this.denies) {
-        if (d.outside !== undefined && d.outside !== outside) continue;
-        if (d.match(value) || (realValue !== value && d.match(realValue))) return true;
+      if (matchesGroup(this.denies, value, realValue, outside)) return 'deny';
+      const asks = this.asks;
+      if (!asks) return undefined;
+      // Most paths match no ask: one pass, before the precedence below.
+      const policyAsk = matchesGroup(asks.policy, value, realValue, outside);
+      if (!policyAsk && !matchesGroup(asks.defaults, value, realValue, outside)) return undefined;
+      if (this.approved(this.checkOf(value, realValue, outside))) return undefined;
+      if (policyAsk) return 'ask';
+      // A policy allow pre-approves past a default ask when it matches every spelling (a link too).
+      for (const a of asks.allows) {
+        if (a.outside !== undefined && a.outside !== outside) continue;
+        if (a.match(value) && (realValue === value || a.match(realValue))) return undefined;
       }
-      return false;
+      return 'ask';
     }
+    const decision = judge(this.checkOf(value, realValue, outside), this.rules, this.fallback, this.approved);
+    if (decision.action === 'allow' || (byRuleOnly && decision.source === 'default')) return undefined;
+    return decision.action;
+  }
+
+  private checkOf(value: string, realValue: string, outside: boolean): PolicyCheck {
     const subject: PolicySubject = { kind: 'path', value, outside };
     if (realValue !== value) subject.also = [realValue];
-    const check = { ...this.check, subject, label: '' } as PolicyCheck;
-    const decision = judge(check, this.rules, this.fallback);
-    return decision.action === 'deny' && (!byRuleOnly || decision.source !== 'default');
+    return { ...this.check, subject, label: '' };
   }
 
   /** The real path of `abs`: its directory's real path (cached) plus its name. */
   private realOf(abs: string): string {
-    const dir = path.dirname(abs);
-    const realDir = this.realDir(dir);
-    return realDir === dir ? abs : path.join(realDir, path.basename(abs));
+    const cut = abs.lastIndexOf(path.sep);
+    const dir = cut > 0 ? abs.slice(0, cut) : path.dirname(abs);
+    // A walk asks about a directory's entries one after another: the last directory is kept at hand.
+    if (dir !== this.lastDir) this.lastReal = this.realDir((this.lastDir = dir));
+    const realDir = this.lastReal;
+    return realDir === dir ? abs : path.join(realDir, abs.slice(cut + 1));
   }
 
   /**
@@ -124,15 +228,21 @@ export class ReadPathFilter implements Tool.ReadFilter {
 
   /** As rules see a path: relative to the main root when inside it (`.` for the root), else absolute. */
   private shown(abs: string): string {
-    const rel = within(abs, this.realRoots[0]) ?? within(abs, this.roots[0]);
+    const rel =
+      within(abs, this.realRoots[0], this.prefixes[this.roots.length]) ?? within(abs, this.roots[0], this.prefixes[0]);
     return rel === undefined ? abs : rel || '.';
   }
 
   private inside(abs: string): boolean {
-    for (const r of this.allRoots)
-      if (abs === r || abs.startsWith(r.endsWith(path.sep) ? r : r + path.sep)) return true;
+    for (let i = 0; i < this.allRoots.length; i++)
+      if (abs === this.allRoots[i] || abs.startsWith(this.prefixes[i])) return true;
     return false;
   }
+}
+
+/** `dir` ending with the path separator. */
+function withSep(dir: string): string {
+  return dir.endsWith(path.sep) ? dir : dir + path.sep;
 }
 
 /** `rest` under the rule-form path `dir`. */
@@ -141,9 +251,8 @@ function under(dir: string, rest: string): string {
 }
 
 /** `p` relative to `root` (posix separators) when inside it, else undefined. */
-function within(p: string, root: string): string | undefined {
+function within(p: string, root: string, prefix = withSep(root)): string | undefined {
   if (p === root) return '';
-  const prefix = root.endsWith(path.sep) ? root : root + path.sep;
   if (!p.startsWith(prefix)) return undefined;
   const rel = p.slice(prefix.length);
   return path.sep === '/' ? rel : rel.split(path.sep).join('/');
