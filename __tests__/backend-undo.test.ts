@@ -93,6 +93,23 @@ describe.each(all.map((s) => [s.name, s] as const))('undo over %s', (_name, s) =
     expect(none.output).toMatch(/^No change to e\/a\.txt is recorded for undo \(undo remembers the last 100 changes/);
   });
 
+  it('undoes edits whose replacements change the UTF-8 size (multi-byte text in, out, with a BOM, several matches)', async () => {
+    const start = '\uFEFFcafé = 1\nnaïve = 2\ncafé = 3\n';
+    await one(s, 'write', { filePath: 'm/u.txt', content: start });
+    for (const [oldString, newString, replaceAll] of [
+      ['café', 'coffee ☕ 😀', true],
+      ['naïve', 'n', false],
+      ['= 3', '= ∞ €', false],
+    ] as const) {
+      const before = await text(s, 'm/u.txt');
+      expect((await one(s, 'edit', { filePath: 'm/u.txt', oldString, newString, replaceAll })).ok).toBe(true);
+      expect(await text(s, 'm/u.txt')).not.toBe(before);
+    }
+    for (let i = 0; i < 3; i++)
+      expect((await one(s, 'undo_file', { path: 'm/u.txt' })).output).toMatch(/^Undid the edit/);
+    expect(await text(s, 'm/u.txt')).toBe(start.replace(/^\uFEFF/, '').replace(/\n$/, ''));
+  });
+
   it('refuses, with the local sentence, when the file changed after the edit; nothing is undone', async () => {
     await one(s, 'write', { filePath: 'r/b.txt', content: 'one\ntwo' });
     await one(s, 'edit', { filePath: 'r/b.txt', oldString: 'two', newString: 'TWO' });

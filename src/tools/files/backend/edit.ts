@@ -27,6 +27,7 @@ import {
   trackKey,
 } from './common.js';
 import { recordBackendChange, textState } from './history.js';
+import { Fingerprint, type EntryState } from '../../../undo-log.js';
 
 export const BackendEditTool = Tool.define(
   {
@@ -108,9 +109,11 @@ export const BackendEditTool = Tool.define(
         } else {
           await replaceContent(g, p, raw, final, ctx.abort);
         }
-        recordSeenParts(readTracker, ctx.sessionID, key, crlf ? [final] : partsOf(raw, ranges));
+        const parts = crlf ? [final] : partsOf(raw, ranges);
+        recordSeenParts(readTracker, ctx.sessionID, key, parts);
+        const before = textState(raw, true);
         recordBackendChange(initCtx, g, ctx, 'edit', `edit of ${shown}`, [
-          { path: p, shown, before: textState(raw, true), after: textState(final, false) },
+          { path: p, shown, before, after: crlf ? textState(final, false) : editedState(before, raw, ranges, parts) },
         ]);
         const result = edited(shown, d, ranges.length, startLines[0], matcher, score);
         return { ...result, metadata: { ...result.metadata, backend: g.name } };
@@ -118,6 +121,34 @@ export const BackendEditTool = Tool.define(
     };
   },
 );
+
+/**
+ * What the file holds after an edit that left it as `parts` (pieces of `raw` around the
+ * replacements, see partsOf): its size worked out from the replacements, and a fingerprint taken
+ * only if undo ever compares it. The pieces are views on `raw`, which `before` keeps anyway, and
+ * the replacements; past a few pieces or a little new text it is hashed now instead.
+ */
+function editedState(
+  before: EntryState,
+  raw: string,
+  ranges: readonly MatchRange[],
+  parts: readonly string[],
+): EntryState {
+  const bom = raw.charCodeAt(0) === 0xfeff ? 1 : 0;
+  let size = before.type === 'file' ? before.size : Buffer.byteLength(raw);
+  let added = 0;
+  for (const r of ranges) {
+    size += Buffer.byteLength(r.replacement) - Buffer.byteLength(raw.slice(r.start + bom, r.end + bom));
+    added += r.replacement.length;
+  }
+  const fingerprint = new Fingerprint(parts);
+  if (parts.length > LAZY_AFTER_MAX_PARTS || added > LAZY_AFTER_MAX_NEW_CHARS) fingerprint.settle();
+  return { type: 'file', size, fingerprint, mode: 0 };
+}
+
+/** Past these, an edit's after-state is hashed when recorded rather than holding its pieces. */
+const LAZY_AFTER_MAX_PARTS = 64;
+const LAZY_AFTER_MAX_NEW_CHARS = 64 * 1024;
 
 /**
  * The edited text as pieces of `raw` (the text read, LF kept as it was) around the replacements:
