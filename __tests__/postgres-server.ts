@@ -12,8 +12,37 @@ import { existsSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { tempDir } from './helpers.js';
+import { openStore, type OpenedStore } from '../src/index.js';
 
 const BIN = '/usr/lib/postgresql/15/bin';
+
+/** Why the Postgres cases cannot run here (undefined when they can); the suites print it and skip only those. */
+export const PG_MISSING = existsSync(`${BIN}/initdb`)
+  ? undefined
+  : 'PostgreSQL 15 is not installed here (apt-get install postgresql); the Postgres engine is skipped';
+
+/** What the store suites share: a temp workspace, and a server with an `openStore` on it when Postgres can run. */
+export interface StoreFixture {
+  ws: { dir: string; cleanup: () => Promise<void> };
+  pg?: PgServer;
+  pgStore?: OpenedStore;
+}
+
+/** Makes the fixture (a server that cannot start fails the suite: CI must run it). */
+export async function startStoreFixture(prefix: string): Promise<StoreFixture> {
+  const ws = await tempDir(prefix);
+  if (PG_MISSING) return { ws };
+  const started = await startPostgres();
+  if ('skip' in started) throw new Error(started.skip);
+  return { ws, pg: started, pgStore: await openStore(started.url) };
+}
+
+/** Closes the store, stops and removes the server, removes the workspace. */
+export async function stopStoreFixture(f: Partial<StoreFixture>): Promise<void> {
+  await f.pgStore?.close();
+  await f.pg?.stop();
+  await f.ws?.cleanup();
+}
 
 export interface PgServer {
   /** `postgres://toolbelt:<password>@127.0.0.1:<port>/postgres` */

@@ -5,7 +5,6 @@
  * labels included); malformed records named by key; the store going down mid-call.
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -33,15 +32,18 @@ import {
   STORE_UPDATE_ATTEMPTS,
 } from '../src/constants.js';
 import http from 'node:http';
-import { tempDir, listenLoopback, closeServer } from './helpers.js';
-import { startPostgres, type PgServer } from './postgres-server.js';
+import { listenLoopback, closeServer } from './helpers.js';
+import {
+  PG_MISSING,
+  startStoreFixture,
+  stopStoreFixture,
+  type PgServer,
+  type StoreFixture,
+} from './postgres-server.js';
 import { ensureDist, ROOT } from './dist.js';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
-const PG_MISSING = existsSync('/usr/lib/postgresql/15/bin/initdb')
-  ? undefined
-  : 'PostgreSQL 15 is not installed here (apt-get install postgresql); the Postgres engine is skipped';
 if (PG_MISSING) console.warn(PG_MISSING);
 
 const askTool = Tool.define(
@@ -55,24 +57,12 @@ const askTool = Tool.define(
   },
 );
 
-let ws: { dir: string; cleanup: () => Promise<void> };
+let ws: StoreFixture['ws'];
 let pg: PgServer | undefined;
 let pgStore: OpenedStore | undefined;
 
-beforeAll(async () => {
-  ws = await tempDir('toolbelt-store-');
-  if (!PG_MISSING) {
-    const started = await startPostgres();
-    if ('skip' in started) throw new Error(started.skip);
-    pg = started;
-    pgStore = await openStore(pg.url);
-  }
-}, 60_000);
-afterAll(async () => {
-  await pgStore?.close();
-  await pg?.stop();
-  await ws.cleanup();
-}, 60_000);
+beforeAll(async () => ({ ws, pg, pgStore } = await startStoreFixture('toolbelt-store-')), 60_000);
+afterAll(() => stopStoreFixture({ ws, pg, pgStore }), 60_000);
 
 let n = 0;
 /** A namespace label no other test uses (the Postgres database is shared by the suite). */

@@ -14,7 +14,6 @@ import { InMemoryStore, MemorySaver } from '@langchain/langgraph';
 import { StoreBackend } from 'deepagents';
 import {
   createRegistry,
-  openStore,
   registerBuiltinTools,
   type OpenedStore,
   type StoreNamespace,
@@ -23,34 +22,25 @@ import {
 } from '../src/index.js';
 import { MAX_UNDO_BYTES, MAX_UNDO_RECORDS } from '../src/constants.js';
 import { tempDir } from './helpers.js';
-import { startPostgres, type PgServer } from './postgres-server.js';
+import {
+  PG_MISSING,
+  startStoreFixture,
+  stopStoreFixture,
+  type PgServer,
+  type StoreFixture,
+} from './postgres-server.js';
 import { stateGraph } from './backend-harness.js';
 import { spawn } from 'node:child_process';
 import { CLI, ROOT, ensureDist } from './dist.js';
 
-const PG_MISSING = existsSync('/usr/lib/postgresql/15/bin/initdb')
-  ? undefined
-  : 'PostgreSQL 15 is not installed here (apt-get install postgresql); the Postgres engine is skipped';
 if (PG_MISSING) console.warn(PG_MISSING);
 
-let ws: { dir: string; cleanup: () => Promise<void> };
+let ws: StoreFixture['ws'];
 let pg: PgServer | undefined;
 let pgStore: OpenedStore | undefined;
 
-beforeAll(async () => {
-  ws = await tempDir('toolbelt-undo-store-');
-  if (!PG_MISSING) {
-    const started = await startPostgres();
-    if ('skip' in started) throw new Error(started.skip);
-    pg = started;
-    pgStore = await openStore(pg.url);
-  }
-}, 60_000);
-afterAll(async () => {
-  await pgStore?.close();
-  await pg?.stop();
-  await ws.cleanup();
-}, 60_000);
+beforeAll(async () => ({ ws, pg, pgStore } = await startStoreFixture('toolbelt-undo-store-')), 60_000);
+afterAll(() => stopStoreFixture({ ws, pg, pgStore }), 60_000);
 
 let n = 0;
 /** A label no other test uses (the Postgres database is shared by the suite). */
