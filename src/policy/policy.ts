@@ -188,7 +188,6 @@ export class Policy {
    * Undefined when no rule can refuse or ask about one, so such walks pay nothing.
    */
   async readFilter(toolId: string, env: CheckEnvironment, call: SearchCall = {}): Promise<ReadPathFilter | undefined> {
-    if (env.backendPaths) return undefined; // a backend's paths are not on this disk
     const facts = env.toolFacts?.(toolId);
     const permissions = facts?.permissions ?? [];
     const base = { tool: toolId, permissions, danger: facts?.danger ?? defaultDanger(permissions) };
@@ -210,11 +209,13 @@ export class Policy {
       this.fallback === 'deny' ||
       [...judged.policy, ...judged.defaults].some((r) => r.action !== 'allow' && bySubject(r));
     if (!refuses) return undefined;
-    const roots = [env.workspaceRoot, ...(env.additionalRoots ?? [])].map((r) => path.resolve(r));
-    const realRoots = await Promise.all(roots.map((r) => fs.realpath(r).catch(() => r)));
     // "Always" approvals are per tool and path (approvalKey), so each path the walk finds can be looked up.
     const approvals = await this.approvalsOf(call.sessionID, call.approvals);
     const approved = approvals?.size ? (c: PolicyCheck) => approvals.get(approvalKey(c)) : undefined;
+    // A backend's paths are `/`-rooted and not on this disk: judged as they are (checks.ts judges them so).
+    if (env.backendPaths) return new ReadPathFilter(base, judged, this.fallback, ['/'], ['/'], approved).onBackend();
+    const roots = [env.workspaceRoot, ...(env.additionalRoots ?? [])].map((r) => path.resolve(r));
+    const realRoots = await Promise.all(roots.map((r) => fs.realpath(r).catch(() => r)));
     return new ReadPathFilter(base, judged, this.fallback, roots, realRoots, approved);
   }
 

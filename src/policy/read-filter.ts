@@ -118,8 +118,19 @@ export class ReadPathFilter implements Tool.ReadFilter {
       };
   }
 
+  /**
+   * Judges a backend's paths (`/`-rooted, not on this disk): a path is its own real path, and no
+   * file of this host is looked at.
+   */
+  onBackend(): this {
+    this.backend = true;
+    return this;
+  }
+
+  private backend = false;
+
   skips(abs: string, isDir: boolean, real?: string): boolean {
-    const realPath = real ?? this.realOf(abs);
+    const realPath = real ?? (this.backend ? abs : this.realOf(abs));
     // A directory the walk listed (a link is never one): its real path is known for its own entries.
     if (isDir && !this.realDirs.has(abs)) this.realDirs.set(abs, realPath);
     const value = this.shown(abs);

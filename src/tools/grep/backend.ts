@@ -72,12 +72,15 @@ export const BackendGrepTool = Tool.define<typeof parameters, GrepMetadata>(
           title: `grep ${JSON.stringify(args.pattern)} in ${shownPath(target)}`,
           metadata: { backend: engine },
         });
+        // Over a directory, files the policy does not let grep read are left out (never read, for the regex path).
+        const filter = entry?.kind === 'file' ? undefined : await ctx.readFilter?.();
+        const skip = filter ? (p: string) => filter.skips(p, false, p) : undefined;
         try {
           let cutByBackend = false;
           if (engine === 'backend-literal') {
             let found;
             try {
-              found = await literalSearch(g, literal!, target, include, collector, ctx.abort);
+              found = await literalSearch(g, literal!, target, include, skip, collector, ctx.abort);
             } catch (err) {
               if (err instanceof BackendError && err.kind === 'refused' && (await isMissing(g, target, ctx.abort)))
                 throw missing();
@@ -91,7 +94,7 @@ export const BackendGrepTool = Tool.define<typeof parameters, GrepMetadata>(
                 ? entry!.file.text !== undefined
                   ? [[target, entry!.file.text]]
                   : []
-                : await readTree(g, target, include, ctx.abort);
+                : await readTree(g, target, include, skip, ctx.abort);
             for (const [p, text] of files) collectFile(collector, p, text, compiled!, before, after);
           }
           throwIfAborted(ctx.abort, abortedMessage('grep'));
@@ -100,7 +103,12 @@ export const BackendGrepTool = Tool.define<typeof parameters, GrepMetadata>(
             engine === 'backend-literal'
               ? `(Searched by the backend ${g.name}'s own grep, which matches the pattern literally; files in path order.${cutByBackend ? ' The backend stopped early: more matches may exist.' : ''})`
               : `(Searched with the regular expression by agent-toolbelt over the files the backend ${g.name} returned (readRaw); files in path order.)`;
-          return { ...result, output: `${result.output}\n\n${how}` };
+          const notice = filter?.notice();
+          return {
+            ...result,
+            output: `${result.output}\n\n${how}${notice ? `\n\n${notice}` : ''}`,
+            ...(filter?.skipped ? { metadata: { ...result.metadata, skippedByPolicy: filter.skipped } } : {}),
+          };
         } finally {
           full.close();
         }
@@ -128,6 +136,7 @@ async function literalSearch(
   literal: string,
   target: string,
   include: IncludeMatcher | undefined,
+  skip: ((p: string) => boolean) | undefined,
   collector: Collector,
   signal: AbortSignal,
 ): Promise<{ matches: number; truncated: boolean }> {
@@ -138,6 +147,7 @@ async function literalSearch(
     const p = posix.resolve(target, m.path);
     if (include && !include.matches(posix.relative(target, p) || posix.basename(p))) continue;
     let list = byFile.get(p);
+    if (!list && skip?.(p)) continue;
     if (!list) byFile.set(p, (list = []));
     list.push({ line: m.line, text: m.text });
     matches++;
@@ -157,12 +167,13 @@ async function readTree(
   g: GuardedBackend,
   dir: string,
   include: IncludeMatcher | undefined,
+  skip: ((p: string) => boolean) | undefined,
   signal: AbortSignal,
 ): Promise<Array<[string, string]>> {
   const listed = (await g.glob('**/*', dir, signal)).files
     .filter((f) => f.is_dir !== true && !f.path.endsWith('/'))
     .map((f) => posix.resolve(dir, f.path))
-    .filter((p) => !include || include.matches(posix.relative(dir, p)))
+    .filter((p) => (!include || include.matches(posix.relative(dir, p))) && !skip?.(p))
     .sort();
   if (listed.length > MAX_BACKEND_GREP_FILES)
     throw new Error(

@@ -73,17 +73,23 @@ export const BackendGlobTool = Tool.define<typeof parameters, GlobMetadata>(
         ctx.metadata({ title });
         const pattern = args.pattern.replace(/^\/+/, '');
         const answer = await g.glob(pattern, base, ctx.abort);
-        const sorted = newestFirst(base, answer.files);
+        const filter = await ctx.readFilter?.();
+        let sorted = newestFirst(base, answer.files);
+        if (filter) sorted = sorted.filter((f) => !filter.skips(`/${f.path}`, false, `/${f.path}`));
+        const notice = filter?.notice() ?? '';
         const shown = sorted.slice(0, MAX_GLOB_RESULTS).map((f) => f.path);
         const truncated = sorted.length > shown.length || answer.truncated;
         const metadata: GlobMetadata = { count: sorted.length, shown: shown.length, truncated };
+        if (filter?.skipped) metadata.skippedByPolicy = filter.skipped;
         if (sorted.length > shown.length)
           metadata.fullListPath = await saveFullOutput(sorted.map((f) => f.path).join('\n') + '\n', 'glob', outputs);
         if (sorted.length === 0) {
           return {
             title,
             metadata,
-            output: `No files found matching ${JSON.stringify(args.pattern)} in ${shownBase === '.' ? 'the workspace root' : shownBase}.`,
+            output:
+              `No files found matching ${JSON.stringify(args.pattern)} in ${shownBase === '.' ? 'the workspace root' : shownBase}.` +
+              (notice ? `\n\n${notice}` : ''),
           };
         }
         let output = shown.join('\n');
@@ -92,6 +98,7 @@ export const BackendGlobTool = Tool.define<typeof parameters, GlobMetadata>(
         } else if (answer.truncated) {
           output += `\n\n(The backend ${g.name} stopped its glob early: more files may match. Use a more specific pattern or path.)`;
         }
+        if (notice) output += `\n\n${notice}`;
         return { title: `${title}: ${sorted.length} file${sorted.length === 1 ? '' : 's'}`, metadata, output };
       },
     };

@@ -49,6 +49,7 @@ export const BackendListTool = Tool.define<typeof parameters, ListMetadata>(
         if (entry.kind === 'file')
           throw new Error(`${shownPath(root)} is a file, not a directory. Use read to see its content.`);
         const extra = makeIgnore([...LIST_DEFAULT_IGNORES, ...(args.ignore ?? [])]);
+        const filter = await ctx.readFilter?.();
         const top: Node = { name: root, path: root, dir: true };
         const queue: Node[] = [top];
         let count = 0;
@@ -56,7 +57,8 @@ export const BackendListTool = Tool.define<typeof parameters, ListMetadata>(
         while (queue.length && !truncated) {
           throwIfAborted(ctx.abort, abortedMessage('list'));
           const node = queue.shift() as Node;
-          const entries = childrenOf(await g.ls(node.path, ctx.abort), node.path, root, extra);
+          let entries = childrenOf(await g.ls(node.path, ctx.abort), node.path, root, extra);
+          if (filter) entries = entries.filter((e) => !filter.skips(e.path, e.dir, e.path));
           node.children = [];
           for (let i = 0; i < entries.length; i++) {
             if (count >= limit) {
@@ -79,9 +81,10 @@ export const BackendListTool = Tool.define<typeof parameters, ListMetadata>(
               `List one of them with path, leave entries out with ignore, or raise limit (max ${LIST_MAX_LIMIT}).)`,
           );
         }
+        if (filter?.skipped) lines.push('', filter.notice());
         return {
           title: `list ${shownPath(root)}: ${count} entr${count === 1 ? 'y' : 'ies'}`,
-          metadata: { count, truncated },
+          metadata: { count, truncated, ...(filter?.skipped ? { skippedByPolicy: filter.skipped } : {}) },
           output: lines.join('\n'),
         };
       },
