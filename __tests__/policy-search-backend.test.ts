@@ -10,7 +10,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { InMemoryStore } from '@langchain/langgraph';
 import { FilesystemBackend, StoreBackend } from 'deepagents';
-import { createPolicy, createRegistry, registerBuiltinTools, type PolicyRule } from '../src/index.js';
+import {
+  createPolicy,
+  createRegistry,
+  registerBuiltinTools,
+  type AnyBackendProtocol,
+  type PolicyRule,
+} from '../src/index.js';
 import { tempDir } from './helpers.js';
 
 const FILES: Record<string, string> = {
@@ -26,7 +32,7 @@ const RULES: PolicyRule[] = [{ pattern: '**/secrets/**', action: 'deny', reason:
 
 let dir: { dir: string; cleanup: () => Promise<void> };
 let host: { dir: string; cleanup: () => Promise<void> };
-const backends: Array<[string, () => object]> = [];
+const backends: Array<[string, () => AnyBackendProtocol]> = [];
 
 beforeAll(async () => {
   dir = await tempDir('policy-backend-fs-');
@@ -51,7 +57,12 @@ afterAll(async () => {
   await host.cleanup();
 });
 
-async function run(rules: PolicyRule[] | undefined, backend: object, tool: string, args: Record<string, unknown>) {
+async function run(
+  rules: PolicyRule[] | undefined,
+  backend: AnyBackendProtocol,
+  tool: string,
+  args: Record<string, unknown>,
+) {
   const registry = registerBuiltinTools(createRegistry(rules ? { policy: createPolicy({ rules }) } : {}));
   // The host workspace holds none of these paths: a backend path is never looked up on this disk.
   const r = await registry.execute(tool, args, { sessionID: 's' }, { backend, workspaceRoot: host.dir });
