@@ -42,17 +42,16 @@ export class PendingCalls {
   add(req: PendRequest): PendingCall | string | Promise<PendingCall | string> {
     const scope = this.scopeOf(req.ctx ?? { sessionID: req.sessionID });
     if (scope) return this.addToStore(scope, req);
-    if (this.calls.has(req.callID))
-      return `Call id ${JSON.stringify(req.callID)} is already waiting for a late result. Use a new call id.`;
-    if (this.calls.size >= MAX_PENDING_CALLS && !this.evictSettled())
-      return (
-        `Tool "${req.toolId}" could not wait for a late result: ${MAX_PENDING_CALLS} calls are already waiting. ` +
-        'Do not start more such calls; go on without this result, or wait until earlier ones have arrived.'
-      );
+    if (this.calls.has(req.callID)) return alreadyWaiting(req.callID);
+    if (this.calls.size >= MAX_PENDING_CALLS && !this.evictSettled()) return tooManyWaiting(req.toolId);
     const call = newCall(req);
-    const ms = call.expiresAt - call.createdAt;
     this.calls.set(call.toolCallId, call);
-    const timer = setTimeout(() => this.expire(call), ms);
+    return this.started(call, () => this.expire(call));
+  }
+
+  /** Expires `call` on time (`expire`), tells the listeners it is waiting, and returns a copy of it. */
+  private started(call: PendingCall, expire: () => void): PendingCall {
+    const timer = setTimeout(expire, call.expiresAt - call.createdAt);
     timer.unref();
     this.timers.set(call.toolCallId, timer);
     this.emit({
@@ -210,37 +209,22 @@ export class PendingCalls {
 
   private async addToStore(scope: StoreScope, req: PendRequest): Promise<PendingCall | string> {
     const existing = await scope.get('pending', req.callID, parsePending);
-    if (existing)
-      return `Call id ${JSON.stringify(req.callID)} is already waiting for a late result. Use a new call id.`;
+    if (existing) return alreadyWaiting(req.callID);
     const waiting = (await this.storeCalls(scope)).filter((c) => c.status === 'pending').length;
-    if (waiting >= MAX_PENDING_CALLS)
-      return (
-        `Tool "${req.toolId}" could not wait for a late result: ${MAX_PENDING_CALLS} calls are already waiting. ` +
-        'Do not start more such calls; go on without this result, or wait until earlier ones have arrived.'
-      );
+    if (waiting >= MAX_PENDING_CALLS) return tooManyWaiting(req.toolId);
     const call = newCall(req);
     // Created only if no other process took this call id meanwhile (an atomic create on the engine).
     if (!(await scope.claim('pending', call.toolCallId, 'status', null, record(call))))
-      return `Call id ${JSON.stringify(req.callID)} is already waiting for a late result. Use a new call id.`;
+      return alreadyWaiting(req.callID);
     // This process expires the call on time; any process reading it after its deadline treats it as expired too.
-    const timer = setTimeout(() => {
+    return this.started(call, () => {
       this.timers.delete(call.toolCallId);
       const expired = this.expired(call);
       void scope
         .claim('pending', call.toolCallId, 'status', 'pending', record(expired))
         .then((won) => won && this.emitExpired(expired, expired.update!))
         .catch(() => undefined);
-    }, call.expiresAt - call.createdAt);
-    timer.unref();
-    this.timers.set(call.toolCallId, timer);
-    this.emit({
-      type: 'pending',
-      toolId: call.tool,
-      callID: call.toolCallId,
-      call: { ...call },
-      timestamp: call.createdAt,
     });
-    return { ...call };
   }
 
   private async submitToStore(scope: StoreScope, toolCallId: string, result: LateResult): Promise<PendingCall> {
@@ -371,4 +355,17 @@ export function lateResultMessages(calls: readonly PendingCall[]): HumanMessage[
         additional_kwargs: { toolbelt_late_result: { toolCallId: c.toolCallId, tool: c.tool, status: c.status } },
       });
     });
+}
+
+/** The refusal of a second call with an id that is already waiting. */
+function alreadyWaiting(callID: string): string {
+  return `Call id ${JSON.stringify(callID)} is already waiting for a late result. Use a new call id.`;
+}
+
+/** The refusal past MAX_PENDING_CALLS waiting calls. */
+function tooManyWaiting(toolId: string): string {
+  return (
+    `Tool "${toolId}" could not wait for a late result: ${MAX_PENDING_CALLS} calls are already waiting. ` +
+    'Do not start more such calls; go on without this result, or wait until earlier ones have arrived.'
+  );
 }
