@@ -115,21 +115,7 @@ async function createFile(target: Target, args: EditArgs): Promise<Tool.Result> 
   recordChange(tenant, ctx, 'edit', `edit of ${shown}`, [
     { path: abs, shown, before: { type: 'absent' }, after: fileState(created, 0, false) },
   ]);
-  const d = diffOfReplacements(shown, '', [{ start: 0, end: 0, replacement: args.newString }]).summary;
-  return {
-    title: shown,
-    output: `Created ${shown} (${countLines(args.newString)} lines).`,
-    metadata: {
-      path: shown,
-      created: true,
-      diff: d.diff,
-      additions: d.additions,
-      deletions: d.deletions,
-      replacements: 1,
-      matcher: 'create',
-      truncated: false,
-    },
-  };
+  return createdResult(shown, args.newString);
 }
 
 /** Refuses what edit cannot change: a directory, a file over MAX_EDIT_FILE_BYTES, text in the reserved range. */
@@ -351,4 +337,23 @@ function notFoundMessage(shown: string, content: string, oldString: string): str
 export function countLines(s: string): number {
   if (s === '') return 0;
   return s.split('\n').length - (s.endsWith('\n') ? 1 : 0);
+}
+
+/** edit's answer when an empty oldString created the file (here or on a backend). */
+export function createdResult(shown: string, text: string): Tool.Result {
+  const d = diffOfReplacements(shown, '', [{ start: 0, end: 0, replacement: text }]).summary;
+  return {
+    title: shown,
+    output: `Created ${shown} (${countLines(text)} lines).`,
+    metadata: {
+      path: shown,
+      created: true,
+      diff: d.diff,
+      additions: d.additions,
+      deletions: d.deletions,
+      replacements: 1,
+      matcher: 'create',
+      truncated: false,
+    },
+  };
 }

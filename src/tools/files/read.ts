@@ -436,9 +436,20 @@ async function readAttachment(
 
 async function listDirectory(abs: string, shown: string, offset: number, limit: number): Promise<Tool.Result> {
   const entries = await fs.readdir(abs, { withFileTypes: true });
-  const names = entries
-    .map((e) => (e.isDirectory() ? `${e.name}/` : e.name))
-    .sort((a, b) => Number(b.endsWith('/')) - Number(a.endsWith('/')) || a.localeCompare(b));
+  return directoryResult(
+    entries.map((e) => (e.isDirectory() ? `${e.name}/` : e.name)),
+    shown,
+    offset,
+    limit,
+  );
+}
+
+/**
+ * read's answer for a directory, here or on a backend: `names` (directories end in `/`) sorted
+ * directories first, the window from `offset` (1-based; negative counts from the end) of `limit`.
+ */
+export function directoryResult(names: string[], shown: string, offset: number, limit: number): Tool.Result {
+  names.sort((a, b) => Number(b.endsWith('/')) - Number(a.endsWith('/')) || a.localeCompare(b));
   // A negative offset counts from the end, as for files.
   if (offset < 0) offset = Math.max(1, names.length + offset + 1);
   const window = names.slice(offset - 1, offset - 1 + limit);

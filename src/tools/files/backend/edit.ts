@@ -10,8 +10,7 @@ import type { z } from 'zod';
 import { Tool } from '../../../tool.js';
 import { tenantOf } from '../../../tenant.js';
 import { descriptionBeside } from '../../../description.js';
-import { diffOfReplacements } from '../../../diff.js';
-import { MAX_EDIT_FILE_BYTES, countLines, editParameters, edited, planTextEdit } from '../edit.js';
+import { MAX_EDIT_FILE_BYTES, createdResult, editParameters, edited, planTextEdit } from '../edit.js';
 import type { MatchRange } from '../edit-match.js';
 import {
   backendOf,
@@ -65,22 +64,8 @@ export const BackendEditTool = Tool.define(
           recordBackendChange(initCtx, g, ctx, 'edit', `edit of ${shown}`, [
             { path: p, shown, before: { type: 'absent' }, after: textState(args.newString, false) },
           ]);
-          const d = diffOfReplacements(shown, '', [{ start: 0, end: 0, replacement: args.newString }]).summary;
-          return {
-            title: shown,
-            output: `Created ${shown} (${countLines(args.newString)} lines).`,
-            metadata: {
-              path: shown,
-              created: true,
-              diff: d.diff,
-              additions: d.additions,
-              deletions: d.deletions,
-              replacements: 1,
-              matcher: 'create',
-              backend: g.name,
-              truncated: false,
-            },
-          };
+          const result = createdResult(shown, args.newString);
+          return { ...result, metadata: { ...result.metadata, backend: g.name } };
         }
         const raw = textOf(entry.file, shown);
         // UTF-8 takes at most 3 bytes per UTF-16 unit: a short enough text needs no count.

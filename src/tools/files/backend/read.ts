@@ -21,6 +21,7 @@ import {
   MAX_OUTPUT_BYTES,
   MAX_SUGGESTIONS,
   binaryReason,
+  directoryResult,
   ReadTool,
   formatLines,
   similarity,
@@ -172,23 +173,11 @@ async function listDirectory(
   signal: AbortSignal,
 ): Promise<Tool.Result> {
   const infos = await g.ls(p, signal);
-  const names = infos
-    .map((f) => {
-      const name = posix.basename(f.path.replace(/\/+$/, ''));
-      return f.is_dir || f.path.endsWith('/') ? `${name}/` : name;
-    })
-    .sort((a, b) => Number(b.endsWith('/')) - Number(a.endsWith('/')) || a.localeCompare(b));
-  if (offset < 0) offset = Math.max(1, names.length + offset + 1);
-  const win = names.slice(offset - 1, offset - 1 + limit);
-  const more = offset - 1 + win.length < names.length;
-  const footer = more
-    ? `(Showing entries ${offset}-${offset + win.length - 1} of ${names.length}. Use offset=${offset + win.length} to continue.)`
-    : `(${names.length} entries)`;
-  return {
-    title: shown,
-    output: `Directory ${shown}/:\n${win.join('\n')}${win.length ? '\n' : ''}\n${footer}`,
-    metadata: { path: shown, directory: true, entries: names.length, truncated: more },
-  };
+  const names = infos.map((f) => {
+    const name = posix.basename(f.path.replace(/\/+$/, ''));
+    return f.is_dir || f.path.endsWith('/') ? `${name}/` : name;
+  });
+  return directoryResult(names, shown, offset, limit);
 }
 
 /** "File not found" with up to MAX_SUGGESTIONS similar names from the same backend directory. */
