@@ -105,10 +105,7 @@ export const ListTool = Tool.define<typeof parameters, ListMetadata>(
   },
   async (initCtx) => {
     const ws = await Workspace.fromInitContext(initCtx);
-    const defaultLimit =
-      typeof initCtx.listLimit === 'number' && Number.isInteger(initCtx.listLimit) && initCtx.listLimit > 0
-        ? Math.min(initCtx.listLimit, LIST_MAX_LIMIT)
-        : LIST_DEFAULT_LIMIT;
+    const defaultLimit = listDefaultLimit(initCtx);
     return {
       description:
         'List a directory as a tree (directories first); skips node_modules, .git, build output and .gitignored files.',
@@ -235,4 +232,11 @@ function render(node: Node, depth: number, lines: string[]): void {
     }
   }
   if (node.more) lines.push(`${indent}... ${node.more} more entr${node.more === 1 ? 'y' : 'ies'} not shown`);
+}
+
+/** list's limit when a call gives none: `initCtx.listLimit` when it is a positive integer (at most LIST_MAX_LIMIT), else LIST_DEFAULT_LIMIT. */
+export function listDefaultLimit(initCtx: Tool.InitContext): number {
+  return typeof initCtx.listLimit === 'number' && Number.isInteger(initCtx.listLimit) && initCtx.listLimit > 0
+    ? Math.min(initCtx.listLimit, LIST_MAX_LIMIT)
+    : LIST_DEFAULT_LIMIT;
 }

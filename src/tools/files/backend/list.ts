@@ -9,7 +9,7 @@ import { Tool } from '../../../tool.js';
 import { descriptionBeside } from '../../../description.js';
 import { abortedMessage, throwIfAborted } from '../../../abort.js';
 import { makeIgnore } from '../search-common.js';
-import { LIST_DEFAULT_IGNORES, LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, type ListMetadata } from '../list.js';
+import { LIST_DEFAULT_IGNORES, LIST_MAX_LIMIT, listDefaultLimit, type ListMetadata } from '../list.js';
 import { backendOf, backendPath, entryAt, shownPath } from './common.js';
 import { parameters } from '../list.js';
 
@@ -30,10 +30,7 @@ export const BackendListTool = Tool.define<typeof parameters, ListMetadata>(
   },
   (initCtx) => {
     const g = backendOf(initCtx);
-    const defaultLimit =
-      typeof initCtx.listLimit === 'number' && Number.isInteger(initCtx.listLimit) && initCtx.listLimit > 0
-        ? Math.min(initCtx.listLimit, LIST_MAX_LIMIT)
-        : LIST_DEFAULT_LIMIT;
+    const defaultLimit = listDefaultLimit(initCtx);
     return {
       description:
         'List a directory as a tree (directories first); skips node_modules, .git, build output and .gitignored files.',
