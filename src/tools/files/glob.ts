@@ -237,7 +237,13 @@ function statResults(
       real = realpathOrSelf(abs);
     }
     // Also what fast-glob returned without a listing (a pattern's static alternatives).
-    if (filter?.skips(abs, false, real)) continue;
+    if (filter) {
+      const skip =
+        real === undefined && filter.skipsIn
+          ? filter.skipsIn(dir, abs.slice(dir.length + (dir.endsWith(path.sep) ? 0 : 1)), false)
+          : filter.skips(abs, false, real);
+      if (skip) continue;
+    }
     found.push({ path: plain && cwdShown !== undefined ? cwdShown + r : ws.display(abs), mtime });
   }
   return found;
@@ -367,7 +373,13 @@ function gitignoreAwareReaddir(
       if (neverListed(e)) drop = true;
       else {
         if (e.name.charCodeAt(0) === DOT && isIgnoreFileName(e.name)) ruleFiles = true;
-        if (policy?.skips(dirPrefix + e.name, e.isDirectory())) (refused ??= new Set()).add(e);
+        if (
+          policy &&
+          (policy.skipsIn
+            ? policy.skipsIn(abs, e.name, e.isDirectory())
+            : policy.skips(dirPrefix + e.name, e.isDirectory()))
+        )
+          (refused ??= new Set()).add(e);
       }
     }
     if (refused) drop = true;
