@@ -256,7 +256,7 @@ export class Registry {
       this.emit({ type: 'sandbox', sandbox, timestamp: Date.now() }),
     );
     this.onDispose(() => this.sandboxRuntime.close());
-    installSkills(this.tenant, options.skills, (message) => this.warn('skill', message));
+    const skills = installSkills(this.tenant, options.skills, (message) => this.warn('skill', message));
     this.gate = new PolicyGate(
       (id) => {
         const entry = this.entries.get(id);
@@ -273,6 +273,7 @@ export class Registry {
             enabled: async () => (await this.sandboxRuntime.status(sandbox)).enabled,
           };
         },
+        skills: (initCtx) => skills.policyGrants(initCtx),
       },
       (ctx) => {
         const scope = storeScope(this.tenant, ctx);
