@@ -6,14 +6,13 @@
  * prompt to the MCP SDK's stdio client.
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ensureDist, CLI } from '../support/dist.js';
+import { ensureDist, CLI, runCli } from '../support/dist.js';
 import { tempDir } from '../support/helpers.js';
 import { makeSkill } from '../skills/make-skill.js';
 import { startMockProvider } from '../providers/mock-server.js';
@@ -34,20 +33,8 @@ function env(extra: Record<string, string> = {}): Record<string, string> {
   };
 }
 
-function toolbelt(
-  args: string[],
-  extra: Record<string, string> = {},
-  cwd = ws.dir,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: env(extra), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function toolbelt(args: string[], extra: Record<string, string> = {}, cwd = ws.dir) {
+  return runCli(args, cwd, env(extra));
 }
 
 beforeAll(async () => {

@@ -11,12 +11,14 @@ import type { StoreScope } from '../store/scope.js';
 import type { Tenant } from '../workspace/tenant.js';
 import { accept, discoverLocal, within, type PlaceResult } from './discover.js';
 import { parseSkillText } from './parse.js';
-import { MAX_SKILL_DIRS_VISITED, SKILL_FILE, type Skill, type SkillProblem } from './types.js';
-
-/** Most files (SKILL.md included) one skill may bring into the store. */
-export const MAX_STORED_SKILL_FILES = 200;
-/** Most bytes one skill's files may add up to in the store. */
-export const MAX_STORED_SKILL_BYTES = 10 * 1024 * 1024;
+import {
+  MAX_SKILL_DIRS_VISITED,
+  MAX_STORED_SKILL_BYTES,
+  MAX_STORED_SKILL_FILES,
+  SKILL_FILE,
+  type Skill,
+  type SkillProblem,
+} from './types.js';
 
 /** The kind of store record skills are kept as (see src/store/namespace.ts). */
 const KIND = 'skills';

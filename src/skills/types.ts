@@ -31,6 +31,11 @@ export const DEFAULT_MAX_SKILL_LISTING_CHARS = 4000;
 /** Most of a skill folder's other files the `skill` tool lists when it loads the skill. */
 export const MAX_SKILL_FILES_LISTED = 50;
 
+/** Most files (SKILL.md included) one skill may bring into the store. */
+export const MAX_STORED_SKILL_FILES = 200;
+/** Most bytes one skill's files may add up to in the store. */
+export const MAX_STORED_SKILL_BYTES = 10 * 1024 * 1024;
+
 /** Where a skill was found, strongest first when two share a name. */
 export type SkillSourceKind = 'dir' | 'workspace' | 'user' | 'store';
 
