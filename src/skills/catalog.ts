@@ -2,7 +2,8 @@
  * A registry's skills: which places are searched for an init context (explicit dirs, the
  * workspace's and the user's standard places, the backend, the store), which skill wins a name
  * (the loser named in a warning), the cache (kept until a SKILL.md or a searched folder changes),
- * loading one skill whole, and which skills each session has loaded (for `allowed-tools`).
+ * which skill a name loads (load.ts reads it), and which skills each session has loaded (for
+ * `allowed-tools`).
  * The walks, the YAML parser, the store and backend code load on first use: the registry imports
  * this module, and a registry without skills pays nothing for them.
  * Must not format what the model reads (listing.ts, the skill tool) nor judge policy (allowed-tools.ts).
@@ -22,10 +23,7 @@ import type { ImportResult } from './store.js';
 import {
   DEFAULT_MAX_SKILL_LISTING_CHARS,
   MAX_SKILL_DIRS_VISITED,
-  MAX_SKILL_FILE_BYTES,
-  MAX_SKILL_FILES_LISTED,
   MAX_SKILLS,
-  SKILL_FILE,
   SKILL_SOURCE_ORDER,
   type Skill,
   type SkillProblem,
@@ -165,30 +163,10 @@ export class SkillCatalog {
   async load(initCtx: Tool.InitContext, name: string, signal: AbortSignal = NEVER): Promise<LoadedSkill | undefined> {
     const skill = (await this.view(initCtx, signal)).byName.get(name);
     if (!skill) return undefined;
-    const { readBackendText, tooLarge } = await import('./discover.js');
-    if (skill.source === 'store') {
-      const scope = storeScope(this.tenant, undefined);
-      if (!scope) return undefined;
-      const { materialize } = await import('./store.js');
-      const { dir, text, files } = await materialize(scope, this.tenant, skill);
-      return { skill, body: await bodyOf(text, skill), dir, ...cut(files) };
-    }
-    if (skill.dir.startsWith('/') && initCtx.backend !== undefined && this.onBackend(skill, initCtx)) {
-      const { backendOf } = await import('../tools/files/backend/common.js');
-      const backend = backendOf(initCtx);
-      const text = await readBackendText(backend, skill.file, signal);
-      const { files } = await backend.glob('**/*', skill.dir, signal);
-      const paths = files
-        .filter((f) => !f.is_dir && !f.path.endsWith('/'))
-        .map((f) => (f.path.startsWith('/') ? f.path : posix.join(skill.dir, f.path)))
-        .filter((p) => p !== skill.file)
-        .sort();
-      return { skill, body: await bodyOf(text, skill), dir: skill.dir, ...cut(paths) };
-    }
-    const st = await fs.stat(skill.file);
-    if (st.size > MAX_SKILL_FILE_BYTES) throw new Error(tooLarge(skill.file, st.size).message);
-    const text = await fs.readFile(skill.file, 'utf8');
-    return { skill, body: await bodyOf(text, skill), dir: skill.dir, ...cut(await folderFiles(skill.dir)) };
+    const scope = skill.source === 'store' ? storeScope(this.tenant, undefined) : undefined;
+    if (skill.source === 'store' && !scope) return undefined;
+    const { loadSkill } = await import('./load.js');
+    return loadSkill(skill, { initCtx, tenant: this.tenant, scope, onBackend: this.onBackend(skill, initCtx), signal });
   }
 
   /** Notes that `sessionID` loaded `skill` (its `allowed-tools` then apply there, when honoured). */
@@ -357,53 +335,6 @@ function precedenceText(winner: Skill, loser: Skill): string {
     store: "the store's",
   } as const;
   return `${label[winner.source]} skills win over ${label[loser.source]}`;
-}
-
-/** The body of a SKILL.md read whole (it may have changed since it was listed: then it is parsed again). */
-async function bodyOf(text: string, skill: Skill): Promise<string> {
-  const { parseSkillText } = await import('./parse.js');
-  const parsed = parseSkillText(
-    text,
-    skill.file,
-    skill.dir.startsWith('store:') ? skill.name : path.basename(skill.dir),
-  );
-  const error = parsed.problems.find((p) => p.severity === 'error');
-  if (error) throw new Error(`${error.message} Fix SKILL.md, then load the skill again.`);
-  return parsed.body ?? '';
-}
-
-function cut(files: string[]): { files: string[]; moreFiles: number } {
-  return {
-    files: files.slice(0, MAX_SKILL_FILES_LISTED),
-    moreFiles: Math.max(0, files.length - MAX_SKILL_FILES_LISTED),
-  };
-}
-
-/** A host skill folder's files (not SKILL.md, not hidden ones, no link out of it), sorted; at most 10x the listed cap are looked at. */
-async function folderFiles(dir: string): Promise<string[]> {
-  const { within } = await import('./discover.js');
-  const real = await fs.realpath(dir);
-  const out: string[] = [];
-  const limit = MAX_SKILL_FILES_LISTED * 10;
-  const walk = async (abs: string, shown: string, depth: number): Promise<void> => {
-    const entries = await fs.readdir(abs, { withFileTypes: true }).catch(() => []);
-    for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      if (out.length >= limit || e.name.startsWith('.') || e.name === 'node_modules') continue;
-      if (depth === 0 && e.name === SKILL_FILE) continue;
-      const target = e.isSymbolicLink()
-        ? await fs.realpath(path.join(abs, e.name)).catch(() => undefined)
-        : path.join(abs, e.name);
-      if (!target || !within(target, real)) continue;
-      const isDir = e.isSymbolicLink()
-        ? (await fs.stat(target).catch(() => undefined))?.isDirectory()
-        : e.isDirectory();
-      if (isDir) {
-        if (depth < 6) await walk(target, path.join(shown, e.name), depth + 1);
-      } else out.push(path.join(shown, e.name));
-    }
-  };
-  await walk(real, dir, 0);
-  return out;
 }
 
 /**
