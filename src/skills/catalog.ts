@@ -20,6 +20,7 @@ import { storeScope } from '../store/scope.js';
 import type { Place, PlaceResult, WalkBudget } from './discover.js';
 import type { SkillGrants } from './allowed-tools.js';
 import type { ImportResult } from './store.js';
+import type { LoadedSkill } from './types.js';
 import {
   DEFAULT_MAX_SKILL_LISTING_CHARS,
   MAX_SKILL_DIRS_VISITED,
@@ -61,19 +62,6 @@ export interface SkillView {
   byName: Map<string, Skill>;
   /** Skipped skills (errors), warnings, hidden duplicates and bounds reached. */
   problems: SkillProblem[];
-}
-
-/** A skill loaded whole: what the `skill` tool and MCP `prompts/get` answer. */
-export interface LoadedSkill {
-  skill: Skill;
-  /** SKILL.md without its frontmatter. */
-  body: string;
-  /** The folder as read and bash take it (a host path, or a backend path). */
-  dir: string;
-  /** Its other files (the first MAX_SKILL_FILES_LISTED), as read and bash take them. */
-  files: string[];
-  /** How many more files the folder holds past the list. */
-  moreFiles: number;
 }
 
 interface Cached {

@@ -11,11 +11,10 @@ import posix from 'node:path/posix';
 import type { Tool } from '../authoring/tool.js';
 import type { Tenant } from '../workspace/tenant.js';
 import type { StoreScope } from '../store/scope.js';
-import type { LoadedSkill } from './catalog.js';
 import { readBackendText, tooLarge, within } from './discover.js';
 import { parseSkillText } from './parse.js';
 import { materialize } from './store.js';
-import { MAX_SKILL_FILE_BYTES, MAX_SKILL_FILES_LISTED, SKILL_FILE, type Skill } from './types.js';
+import { MAX_SKILL_FILE_BYTES, MAX_SKILL_FILES_LISTED, SKILL_FILE, type LoadedSkill, type Skill } from './types.js';
 
 /** Where a skill is loaded from, as the catalog knows it. */
 export interface LoadContext {

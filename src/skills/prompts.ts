@@ -5,7 +5,8 @@
  * Must not import the MCP SDK (src/mcp/server.ts wires these answers to its handlers).
  */
 import type { Tool } from '../authoring/tool.js';
-import type { SkillCatalog, LoadedSkill } from './catalog.js';
+import type { SkillCatalog } from './catalog.js';
+import type { LoadedSkill } from './types.js';
 
 /** What `prompts/list` answers. */
 export async function listSkillPrompts(

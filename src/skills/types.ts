@@ -98,3 +98,16 @@ export interface Skill extends SkillMeta {
   /** Warnings about it (it loaded anyway). */
   warnings: SkillProblem[];
 }
+
+/** A skill loaded whole: what the `skill` tool and MCP `prompts/get` answer. */
+export interface LoadedSkill {
+  skill: Skill;
+  /** SKILL.md without its frontmatter. */
+  body: string;
+  /** The folder as read and bash take it (a host path, or a backend path). */
+  dir: string;
+  /** Its other files (the first MAX_SKILL_FILES_LISTED), as read and bash take them. */
+  files: string[];
+  /** How many more files the folder holds past the list. */
+  moreFiles: number;
+}
