@@ -52,7 +52,9 @@ async function agent(setup: Setup, values: Values, task: string): Promise<number
   const maxRetries = parseMaxRetries(values['max-retries']);
   const model = await loadChatModel(spec, { maxRetries });
   const maxDescriptionChars = parseMaxDescriptionChars(values['max-description-chars']);
-  const agentInit = offerTask(setup, values, model) ?? initCtx;
+  const withTask = offerTask(setup, values, model) ?? initCtx;
+  // The skill tool is offered when skills are found (command.ts searches the standard places).
+  const agentInit = values['no-skills'] ? { ...withTask, skills: false as const } : withTask;
   const tools = await registry.tools({
     enabledPermissions: grant,
     initCtx: agentInit,
@@ -110,9 +112,10 @@ export const agentCommand: Command = {
     'max-retries': { type: 'string' },
     'max-description-chars': { type: 'string' },
     'no-task': { type: 'boolean' },
+    'no-skills': { type: 'boolean' },
   },
   positionals: [1, 1],
   usage:
-    'toolbelt agent "<task>" --model provider:model [--max-retries N] [--max-description-chars N] [--no-task] [--permissions LIST] [--workspace DIR]',
+    'toolbelt agent "<task>" --model provider:model [--max-retries N] [--max-description-chars N] [--no-task] [--no-skills] [--permissions LIST] [--workspace DIR]',
   run: (setup, values, positionals) => agent(setup, values, positionals[0]),
 };

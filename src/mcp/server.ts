@@ -9,7 +9,15 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ErrorCode,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Readable, Writable } from 'node:stream';
 import type { Tool } from '../authoring/tool.js';
 import {
@@ -21,6 +29,8 @@ import {
 } from '../authoring/permissions.js';
 import type { Registry } from '../registry/registry.js';
 import { resultText } from '../pipeline/result-text.js';
+import { skillCatalogOf } from '../skills/catalog.js';
+import { getSkillPrompt, listSkillPrompts } from '../skills/prompts.js';
 
 /** The host the HTTP transport binds to unless told otherwise: loopback only. */
 export const DEFAULT_MCP_HOST = '127.0.0.1';
@@ -146,6 +156,7 @@ export function createMcpServer(registry: Registry, options: McpServerOptions = 
     { name: options.name ?? 'agent-toolbelt', version: options.version ?? '0.1.0' },
     { capabilities: { tools: {} } },
   );
+  serveSkills(server, registry, initCtx, grant);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const listed = await Promise.all(
@@ -244,6 +255,24 @@ export function createMcpServer(registry: Registry, options: McpServerOptions = 
     };
   });
   return server;
+}
+
+/**
+ * Each skill as an MCP prompt (docs/skills.md), when the registry or `initCtx` configures skills and
+ * the grant allows reading: `prompts/list` and `prompts/get`.
+ */
+function serveSkills(server: Server, registry: Registry, initCtx: Tool.InitContext, grant: ReadonlySet<string>): void {
+  const catalog = skillCatalogOf(registry.tenant);
+  if (!catalog.settings(initCtx) || !grant.has('read')) return;
+  server.registerCapabilities({ prompts: {} });
+  server.setRequestHandler(ListPromptsRequestSchema, () => listSkillPrompts(catalog, initCtx));
+  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+    try {
+      return await getSkillPrompt(catalog, initCtx, request.params.name);
+    } catch (err) {
+      throw new McpError(ErrorCode.InvalidParams, (err as Error).message);
+    }
+  });
 }
 
 /** Serves `registry` over stdio (serveMcp in ./index.ts picks the transport). */
