@@ -394,6 +394,7 @@ export class WorkspaceBackend implements SandboxBackendProtocolV2 {
       if (err instanceof StaleFileError && err.reason === 'not-read')
         throw new Error(
           `File ${shown} has not been read in this session. Read it first with ${CALLER_READ_TOOL}, then retry the change.`,
+          { cause: err },
         );
       if (err instanceof StaleFileError)
         throw new Error(
@@ -401,6 +402,7 @@ export class WorkspaceBackend implements SandboxBackendProtocolV2 {
             /Read it again before editing\.$/,
             `Read it again with ${CALLER_READ_TOOL} before changing it.`,
           ),
+          { cause: err },
         );
       throw err;
     }

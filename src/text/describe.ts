@@ -43,6 +43,8 @@ function describe(value: unknown): string {
 function describeObject(value: object): string {
   const message = attempt(() => (value as { message?: unknown }).message);
   if (typeof message === 'string' && message) return message;
+  // An object's own toString (a class that defines one); '[object Object]' says nothing.
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string
   const own = attempt(() => String(value));
   if (typeof own === 'string' && own !== '[object Object]') return own;
   const json = attempt(() => JSON.stringify(value));
