@@ -26,7 +26,7 @@ import type { Registry } from '../registry/registry.js';
 import type { Tool } from '../authoring/tool.js';
 import { MAX_BACKEND_ENTRIES, MAX_BACKEND_FILE_CHARS } from './guard.js';
 import { BackendPaths } from './local-paths.js';
-import { BackendJudge } from './local-policy.js';
+import { BackendJudge, PolicyRefusal } from './local-policy.js';
 import type {
   DeleteResult,
   EditResult,
@@ -492,6 +492,7 @@ function byPath(a: FileInfo, b: FileInfo): number {
 
 /** A failed upload or download as the protocol's error codes. */
 function operationError(err: unknown): FileOperationError {
+  if (err instanceof PolicyRefusal) return 'permission_denied';
   const code = (err as { code?: unknown } | null)?.code;
   if (code === 'ENOENT') return 'file_not_found';
   if (code === 'EACCES' || code === 'EPERM') return 'permission_denied';
