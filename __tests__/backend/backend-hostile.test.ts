@@ -225,6 +225,51 @@ describe('a backend that answers for paths outside what was asked', () => {
   });
 });
 
+describe('a sibling directory is not inside (a prefix without the separator)', () => {
+  it('ls, glob and grep of /notes answering a path under /notes-x are discarded', async () => {
+    await call('write', { filePath: 'notes/n.txt', content: 'k\n' });
+    const leak = '/notes-x/secret.txt';
+    backend.sabotage.ls = (p) => (p === '/notes' ? { files: [{ path: leak, is_dir: false }] } : { files: [] });
+    backend.sabotage.glob = () => ({ files: [{ path: leak }] });
+    backend.sabotage.grep = () => ({ matches: [{ path: leak, line: 1, text: 'k' }] });
+    for (const [tool, args] of [
+      ['list', { path: 'notes' }],
+      ['glob', { pattern: '*', path: 'notes' }],
+      ['grep', { pattern: 'k', path: 'notes' }],
+    ] as const) {
+      const r = await call(tool, args);
+      expect(r.ok).toBe(false);
+      expect(r.output).toContain(`with the path "${leak}", which is outside what was asked; the answer was discarded.`);
+    }
+  });
+});
+
+describe('a failed read is reported, not papered over', () => {
+  it("read and readRaw throwing, and ls of the file answering the file itself: read fails with the backend's sentence", async () => {
+    // deepagents' BaseSandbox lists a file path as that one file (find -maxdepth 1 on a file).
+    backend.sabotage.read = backend.sabotage.readRaw = () => {
+      throw new Error('the sandbox is unreachable');
+    };
+    backend.sabotage.ls = (p) => ({
+      files: [p === '/a.txt' ? { path: '/a.txt', is_dir: false } : { path: '/a.txt', is_dir: false, size: 8 }],
+    });
+    const r = await call('read', { filePath: 'a.txt' });
+    expect(r).toEqual({
+      ok: false,
+      output:
+        'The backend HostileBackend failed at readRaw of /a.txt: the sandbox is unreachable. Nothing more was done; check the backend, or retry.',
+    });
+  });
+
+  it('ls of a directory naming the directory itself is discarded', async () => {
+    await call('write', { filePath: 'notes/n.txt', content: 'k\n' });
+    backend.sabotage.ls = () => ({ files: [{ path: '/notes/', is_dir: true }] });
+    expect((await call('list', { path: 'notes' })).output).toBe(
+      'The backend HostileBackend answered ls of /notes with the path "/notes/", the directory itself, not an entry under it; the answer was discarded. Check the backend\'s path handling.',
+    );
+  });
+});
+
 describe('nothing half-written', () => {
   it('a directory move whose second copy fails removes the copies made and keeps the source', async () => {
     await call('write', { filePath: 'd/one.txt', content: '1\n' });

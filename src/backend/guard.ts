@@ -62,7 +62,9 @@ export class GuardedBackend {
 
   async ls(dir: string, signal: AbortSignal): Promise<FileInfo[]> {
     const r = await this.invoke('ls', dir, signal, () => this.lifted.ls(dir));
-    return this.infos('ls', dir, r.files, dir);
+    // A listing names what is under the directory, never the directory itself (a file's own path
+    // answered for `ls` of it would make the file look like a directory holding itself).
+    return this.infos('ls', dir, r.files, dir, true);
   }
 
   /** The whole file; undefined when the backend answered an error (the caller tells missing from broken). */
@@ -195,31 +197,33 @@ export class GuardedBackend {
     return r;
   }
 
-  private infos(op: string, target: string, files: unknown, dir: string): FileInfo[] {
+  private infos(op: string, target: string, files: unknown, dir: string, under = false): FileInfo[] {
     if (!Array.isArray(files)) throw this.malformed(op, target, 'it holds no files list');
     if (files.length > MAX_BACKEND_ENTRIES) throw this.tooMany(op, target, files.length);
     const base = baseOf(dir);
     for (const f of files as unknown[]) {
       const info = f as Partial<FileInfo> | null;
       if (!info || typeof info.path !== 'string') throw this.malformed(op, target, 'an entry lacks a string path');
-      this.inside(op, dir, info.path, base);
+      this.inside(op, dir, info.path, base, under);
     }
     return files as FileInfo[];
   }
 
   /**
    * A returned path must lie inside the directory asked about (a backend must not answer for
-   * elsewhere). `base` is `baseOf(dir)`, computed once per answer.
+   * elsewhere); with `under`, strictly below it. `base` is `baseOf(dir)`, computed once per answer.
    */
-  private inside(op: string, dir: string, returned: string, base = baseOf(dir)): void {
+  private inside(op: string, dir: string, returned: string, base = baseOf(dir), under = false): void {
     const rooted = returned.startsWith('/') ? returned : `/${returned}`;
     // Already normal (no empty, `.` or `..` segment, no trailing slash): normalising changes nothing.
-    const p = NOT_NORMAL.test(rooted) ? posix.normalize(rooted) : rooted;
-    if (p === base.slice(0, -1) || p.startsWith(base) || base === '/') {
+    const p = (NOT_NORMAL.test(rooted) ? posix.normalize(rooted) : rooted).replace(/(.)\/$/, '$1');
+    const self = p === base.slice(0, -1) || p === base;
+    if (self ? !under : p.startsWith(base)) {
       if (!p.split('/').includes('..')) return;
     }
+    const where = self ? 'the directory itself, not an entry under it' : 'which is outside what was asked';
     throw new BackendError(
-      `The backend ${this.name} answered ${op} of ${dir} with the path ${JSON.stringify(returned)}, which is outside what was asked; the answer was discarded. Check the backend's path handling.`,
+      `The backend ${this.name} answered ${op} of ${dir} with the path ${JSON.stringify(returned)}, ${where}; the answer was discarded. Check the backend's path handling.`,
       'outside',
     );
   }
