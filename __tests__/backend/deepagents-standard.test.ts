@@ -374,6 +374,17 @@ for (const mode of MODES) {
       });
     });
 
+    describe('the default directory of ls, glob and grep', () => {
+      it("/ (their tools' default) is the workspace root in both modes, answered in its form", async () => {
+        await b.write(at('top-level.md'), 'marker_top\n');
+        const rooted = mode.virtualMode ? '/top-level.md' : path.join(ws.dir, 'top-level.md');
+        expect((await b.ls('/')).files!.map((f) => f.path)).toContain(rooted);
+        expect((await b.glob('*.md')).files!.map((f) => f.path)).toEqual([rooted]);
+        expect((await b.grep('marker_top')).matches).toEqual([{ path: rooted, line: 1, text: 'marker_top' }]);
+        if (!mode.virtualMode) expect((await b.read('/top-level.md')).error).toMatch(/outside the workspace/);
+      });
+    });
+
     describe('initial files', () => {
       it('creates them before the first call: execute, read, download and ls find them, and a script runs', async () => {
         const files = {
