@@ -173,7 +173,9 @@ describe('toDeepAgentsBackend: the protocol contract with our workspace behind i
 
   it('stale checks: overwriting or editing needs a read, and a change on disk since the read refuses', async () => {
     const b = await toDeepAgentsBackend({ workspaceRoot: ws.dir, execute: false });
-    expect((await b.write('/src/greet.ts', 'x')).error).toMatch(/has not been read in this session/);
+    expect((await b.write('/src/greet.ts', 'x')).error).toBe(
+      'File /src/greet.ts has not been read in this session. Read it first with read_file, then retry the change.',
+    );
     expect((await b.edit('/src/greet.ts', 'world', 'there')).error).toMatch(/has not been read in this session/);
     await b.read('/src/greet.ts');
     await writeFile(path.join(ws.dir, 'src', 'greet.ts'), 'changed by someone else\n');

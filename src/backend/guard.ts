@@ -341,9 +341,17 @@ function isBackendError(err: unknown): err is BackendError {
 
 /** How the model reads a backend's name: its class, and its id when it has one. */
 function backendName(b: AnyBackendProtocol): string {
-  const ctor = (b as { constructor?: { name?: unknown } }).constructor?.name;
+  // Read defensively: a getter of a hostile backend may throw, and naming it must not.
+  const read = (f: () => unknown): unknown => {
+    try {
+      return f();
+    } catch {
+      return undefined;
+    }
+  };
+  const ctor = read(() => (b as { constructor?: { name?: unknown } }).constructor?.name);
   const cls = typeof ctor === 'string' && ctor && ctor !== 'Object' ? ctor : 'backend';
-  const id = (b as { id?: unknown }).id;
+  const id = read(() => (b as { id?: unknown }).id);
   return typeof id === 'string' && id ? `${cls} (${id})` : cls;
 }
 
