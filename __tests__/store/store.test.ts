@@ -175,7 +175,7 @@ describe.each(ENGINES)('%s', (_name, engine) => {
   });
 
   it('claim sets a record only while its field still holds the expected value, once among many at once', async () => {
-    // On Postgres, also the bare PostgresStore (no claim of its own): the in-process lock path.
+    // On Postgres, also the bare PostgresStore (no claim of its own): the statement found for it on its pool.
     const stores = engine() === pgStore ? [engine(), pgStore.engine as ToolStore] : [engine()];
     for (const store of stores) await claimOnce(store);
   });
