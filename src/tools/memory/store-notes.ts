@@ -112,7 +112,7 @@ export class StoreNotes {
   /**
    * `toolbelt memory import`: puts a file's text in as the note `requested` without losing a
    * note. A note that is not in the store is created (once, even against a writer creating it at
-   * the same moment); one that is, is left alone (`skipped`) unless `overwrite`, and then replaced
+   * the same moment); one holding other text is left alone (`skipped`) unless `overwrite`, and then replaced
    * only if no change landed between reading it and replacing it (else the replacement is taken
    * back: `changed`). Says when the store's copy last changed, for the caller to report.
    */
@@ -126,6 +126,7 @@ export class StoreNotes {
       before = await this.noteItems(shown);
     }
     const changedAt = lastChange(before);
+    if (this.textOf(before) === content) return { path: shown, outcome: 'unchanged', changedAt };
     if (!overwrite) return { path: shown, outcome: 'skipped', changedAt };
     const key = await this.add(shown, change);
     // A change another writer made after the read above would be hidden by this write unseen:
@@ -239,6 +240,15 @@ export class StoreNotes {
     return (await this.records({ note })).filter((r) => r.note === note);
   }
 
+  /** The text `items` (one note's records) fold to; undefined when one of them is unreadable. */
+  private textOf(items: readonly StoreItem[]): string | undefined {
+    try {
+      return fold(items.map((item) => this.scope.parsed('memory', item, (v) => parseRecord(item, v))));
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The note's raw records, oldest first (with the store's times). */
   private async noteItems(note: string): Promise<StoreItem[]> {
     return (await this.scope.all('memory', { note })).filter((i) => i.value?.note === note);
@@ -249,8 +259,12 @@ export class StoreNotes {
 export interface NoteImport {
   /** The note's path in the store. */
   path: string;
-  /** created: it was not there; skipped: it was (not overwritten); replaced: overwritten; changed: another writer changed it meanwhile, so it was left as that writer made it. */
-  outcome: 'created' | 'skipped' | 'replaced' | 'changed';
+  /**
+   * created: it was not there; unchanged: the store already holds this text; skipped: it holds
+   * another (not overwritten); replaced: overwritten; changed: another writer changed it while it
+   * was being replaced, so it was left as that writer made it.
+   */
+  outcome: 'created' | 'unchanged' | 'skipped' | 'replaced' | 'changed';
   /** When the store's copy last changed (the newest of its records), when the store says. */
   changedAt?: Date;
 }
