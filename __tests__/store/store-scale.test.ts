@@ -312,8 +312,9 @@ async function client(url: string): Promise<Client> {
   return c;
 }
 
-async function callText(c: Client, name: string, args: Record<string, unknown>, session = 'chat-1') {
-  const res = await c.callTool({ name, arguments: args, _meta: { [SESSION_META]: session } });
+/** One call; `session` null sends no `_meta`, as a stock MCP client does. */
+async function callText(c: Client, name: string, args: Record<string, unknown>, session: string | null = 'chat-1') {
+  const res = await c.callTool({ name, arguments: args, ...(session ? { _meta: { [SESSION_META]: session } } : {}) });
   const text = (res.content as Array<{ type: string; text?: string }>).map((p) => p.text ?? '').join('');
   return { text, isError: res.isError === true };
 }
@@ -334,6 +335,14 @@ suite('two stateless MCP replicas on one store behind a round-robin proxy', () =
       expect(r.text).toContain('[~] Scale out');
       expect(proxy.served[0] - before[0]).toBeGreaterThan(0);
       expect(proxy.served[1] - before[1]).toBeGreaterThan(0);
+      // A stock client (no _meta) keeps its own list across the replicas as well.
+      const stock = { todos: [{ id: 's', content: 'Stock client', status: 'pending' }] };
+      expect((await callText(viaProxy, 'todowrite', stock, null)).isError).toBe(false);
+      for (let i = 0; i < 2; i++) {
+        const seen = await callText(viaProxy, 'todoread', {}, null);
+        expect(seen.text).toContain('[ ] Stock client');
+        expect(seen.text).not.toContain('Scale out');
+      }
 
       // A pending call started on A is completed through B, and its result reaches the next turn.
       const ca = await client(`${a.url.replace(/\/mcp$/, '')}/mcp`);
@@ -358,6 +367,8 @@ suite('two stateless MCP replicas on one store behind a round-robin proxy', () =
         );
       const results = [...(await Promise.all([appends(ca, 'A', 100), appends(cb, 'B', 100)]))].flat();
       expect(results.filter((x) => x.isError)).toEqual([]);
+      // The note was new: exactly one of the 200 created it.
+      expect(results.filter((x) => x.text.startsWith('Created log.md'))).toHaveLength(1);
       const lines = (await callText(viaProxy, 'memory_read', { path: 'log.md' })).text.trim().split('\n');
       expect(lines).toHaveLength(200);
       for (const tag of ['A', 'B']) for (let i = 0; i < 100; i++) expect(lines).toContain(`- ${tag} ${i}`);
