@@ -11,6 +11,7 @@ import { StateGraph, Annotation, START, END } from '@langchain/langgraph';
 import { PostgresStore } from '@langchain/langgraph-checkpoint-postgres/store';
 import { Tool, createRegistry, registerBuiltinTools } from '../../src/index.js';
 import { MEMORY_TOOLS } from '../../src/constants.js';
+import { StoreScope } from '../../src/store/scope.js';
 import { tempDir } from '../support/helpers.js';
 import { PG_MISSING, startPostgres, type PgServer } from '../support/postgres-server.js';
 
@@ -162,4 +163,25 @@ suite('two PostgresStore instances the user made, racing', () => {
     const ids = (read.result.metadata.todos as Array<{ id: string }>).map((t) => t.id).sort();
     expect(ids).toEqual(['a', 'b'].flatMap((t) => Array.from({ length: 15 }, (_, i) => `${t}${i}`)).sort());
   }, 60_000);
+
+  it("claims follow the store's TTL: an expired record counts as absent, a claimed one gets the store's expiry", async () => {
+    const ns = ['toolbelt', fresh('ttl'), '~pending'];
+    const scope = new StoreScope(a, ns.slice(0, -1));
+    // An expired record (the store's own put with a TTL already past): its reads no longer see it.
+    await a.put(ns, 'old', { v: 1, status: 'pending' }, undefined, { ttl: -1 });
+    expect(await a.get(ns, 'old')).toBeNull();
+    expect(await scope.claim('pending', 'old', 'status', 'pending', { v: 1, status: 'resolved' })).toBe(false);
+    expect(await scope.claim('pending', 'old', 'status', null, { v: 1, status: 'new' })).toBe(true);
+    expect((await a.get(ns, 'old'))?.value).toEqual({ v: 1, status: 'new' });
+    // A store whose every record expires at once (a default TTL in the past): a claimed record too.
+    const expiring = PostgresStore.fromConnString(pg.url, { ttl: { defaultTtl: -1 } });
+    try {
+      await expiring.setup();
+      const claimed = new StoreScope(expiring, ns.slice(0, -1));
+      expect(await claimed.claim('pending', 'ttl', 'status', null, { v: 1, status: 'pending' })).toBe(true);
+      expect(await expiring.get(ns, 'ttl')).toBeNull();
+    } finally {
+      await expiring.stop();
+    }
+  }, 30_000);
 });
