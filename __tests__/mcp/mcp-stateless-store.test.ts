@@ -13,8 +13,13 @@ import { createRegistry, registerBuiltinTools, openStore, type OpenedStore } fro
 import { serveMcp } from '../../src/mcp/index.js';
 import { MCP_SESSION_META_KEY } from '../../src/constants.js';
 import type { McpServing } from '../../src/mcp/server.js';
-import { tempDir } from '../support/helpers.js';
-import { PG_MISSING, startPostgres, type PgServer } from '../support/postgres-server.js';
+import {
+  PG_MISSING,
+  startStoreFixture,
+  stopStoreFixture,
+  type PgServer,
+  type StoreFixture,
+} from '../support/postgres-server.js';
 
 if (PG_MISSING) console.warn(PG_MISSING);
 const suite = PG_MISSING ? describe.skip : describe;
@@ -23,30 +28,25 @@ const TOKEN_A = 'token-a-0123456789abcdef';
 const TOKEN_B = 'token-b-0123456789abcdef';
 const NAMESPACE = ['replicas'];
 
-let pg: PgServer;
-let ws: { dir: string; cleanup: () => Promise<void> };
+let ws: StoreFixture['ws'];
+let pg: PgServer | undefined;
+/** The fixture's store: one more pool on the server, to look at the records as they are. */
+let pgStore: OpenedStore | undefined;
 const stores: OpenedStore[] = [];
 const servings: McpServing[] = [];
 const clients: Client[] = [];
 
-beforeAll(async () => {
-  ws = await tempDir('toolbelt-mcp-stateless-');
-  if (PG_MISSING) return;
-  const started = await startPostgres();
-  if ('skip' in started) throw new Error(started.skip);
-  pg = started;
-}, 120_000);
+beforeAll(async () => ({ ws, pg, pgStore } = await startStoreFixture('toolbelt-mcp-stateless-')), 120_000);
 afterAll(async () => {
   for (const c of clients) await c.close().catch(() => undefined);
   for (const s of servings) await s.close();
   for (const s of stores) await s.close();
-  await pg?.stop();
-  await ws?.cleanup();
+  await stopStoreFixture({ ws, pg, pgStore });
 }, 60_000);
 
 /** One replica: its own registry and its own pool on the shared server, stateless. */
 async function replica(token?: string): Promise<string> {
-  const store = await openStore(pg.url);
+  const store = await openStore(pg!.url);
   stores.push(store);
   // The loop guard would rightly stop the third identical todoread in a row of one session.
   const registry = registerBuiltinTools(createRegistry({ store, namespace: NAMESPACE, loopGuard: false }), [
@@ -91,7 +91,7 @@ const todo = (content: string) => ({ todos: [{ id: '1', content, status: 'in_pro
 
 /** Every todo record of the replicas' namespace, as the store keeps them. */
 async function todoRecords(): Promise<string[]> {
-  const items = await stores[0].search(['toolbelt', ...NAMESPACE, '~todo'], { limit: 100 });
+  const items = await pgStore!.search(['toolbelt', ...NAMESPACE, '~todo'], { limit: 100 });
   return items.map((i) => i.key).sort();
 }
 

@@ -10,6 +10,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { z } from 'zod';
 import { InMemoryStore, StateGraph, Annotation, START, END, type BaseStore } from '@langchain/langgraph';
+import { PostgresStore } from '@langchain/langgraph-checkpoint-postgres/store';
 import {
   Tool,
   createRegistry,
@@ -598,40 +599,63 @@ describe('namespaces', () => {
     }
   }, 30_000);
 
-  it("graphs compiled with openStore's engine (two pools, as two processes) merge into one list atomically", async () => {
-    // A graph run hands tools LangGraph's AsyncBatchedStore around the engine, which has no claim
-    // of its own: the claim openStore made for that engine must still be the one used.
-    const other = await openStore(pg!.url);
-    const base = [fresh('graphs')];
-    const r = registry(undefined, base);
-    const tools = await r.tools({ initCtx: initCtx(), createContext: () => ({ sessionID: 'g' }) });
-    const todowrite = tools.find((t) => t.name === 'todowrite')!;
-    const State = Annotation.Root({ tag: Annotation<string> });
-    const graph = (engine: unknown) =>
-      new StateGraph(State)
-        .addNode('write', async (state, config) => {
-          await Promise.all(
-            Array.from({ length: 15 }, (_, i) =>
-              todowrite.invoke(
-                { todos: [{ id: `${state.tag}${i}`, content: `${state.tag} ${i}`, status: 'pending' }], merge: true },
-                config,
+  /** Two stores on the server, each with its own pool (as two processes have), and how to close them. */
+  type TwoStores = () => Promise<{ stores: [unknown, unknown]; close: () => Promise<unknown> }>;
+  it.each<[string, TwoStores]>([
+    [
+      "openStore's engines",
+      async () => {
+        const [x, y] = [await openStore(pg!.url), await openStore(pg!.url)];
+        return { stores: [x.engine, y.engine], close: () => Promise.all([x.close(), y.close()]) };
+      },
+    ],
+    [
+      'PostgresStores the user made (PostgresStore.fromConnString)',
+      async () => {
+        const [x, y] = [PostgresStore.fromConnString(pg!.url), PostgresStore.fromConnString(pg!.url)];
+        await x.setup();
+        await y.setup();
+        return { stores: [x, y], close: () => Promise.all([x.stop(), y.stop()]) };
+      },
+    ],
+  ])(
+    'graphs compiled with %s (two pools, as two processes) merge into one list atomically',
+    async (_how, open) => {
+      // A graph run hands tools LangGraph's AsyncBatchedStore around the store, which has no claim
+      // of its own: the statement on the wrapped PostgresStore's own pool must still be the one used.
+      const { stores, close } = await open();
+      const base = [fresh('graphs')];
+      const r = registry(undefined, base);
+      const tools = await r.tools({ initCtx: initCtx(), createContext: () => ({ sessionID: 'g' }) });
+      const todowrite = tools.find((t) => t.name === 'todowrite')!;
+      const State = Annotation.Root({ tag: Annotation<string> });
+      const graph = (engine: unknown) =>
+        new StateGraph(State)
+          .addNode('write', async (state, config) => {
+            await Promise.all(
+              Array.from({ length: 15 }, (_, i) =>
+                todowrite.invoke(
+                  { todos: [{ id: `${state.tag}${i}`, content: `${state.tag} ${i}`, status: 'pending' }], merge: true },
+                  config,
+                ),
               ),
-            ),
-          );
-          return {};
-        })
-        .addEdge(START, 'write')
-        .addEdge('write', END)
-        .compile({ store: engine as BaseStore });
-    try {
-      await Promise.all([graph(pgStore!.engine).invoke({ tag: 'a' }), graph(other.engine).invoke({ tag: 'b' })]);
-      const read = await call(registry(pgStore, base), 'todoread', {}, 'g');
-      const ids = (read.result.metadata.todos as Array<{ id: string }>).map((t) => t.id).sort();
-      expect(ids).toEqual(['a', 'b'].flatMap((t) => Array.from({ length: 15 }, (_, i) => `${t}${i}`)).sort());
-    } finally {
-      await other.close();
-    }
-  }, 60_000);
+            );
+            return {};
+          })
+          .addEdge(START, 'write')
+          .addEdge('write', END)
+          .compile({ store: engine as BaseStore });
+      try {
+        await Promise.all([graph(stores[0]).invoke({ tag: 'a' }), graph(stores[1]).invoke({ tag: 'b' })]);
+        const read = await call(registry(pgStore, base), 'todoread', {}, 'g');
+        const ids = (read.result.metadata.todos as Array<{ id: string }>).map((t) => t.id).sort();
+        expect(ids).toEqual(['a', 'b'].flatMap((t) => Array.from({ length: 15 }, (_, i) => `${t}${i}`)).sort());
+      } finally {
+        await close();
+      }
+    },
+    60_000,
+  );
 
   it('two creators of one list at once: one creates it, the other merges into it', async () => {
     // A second connection pool, as another process has: no in-process lock is shared between the two.

@@ -1,19 +1,24 @@
 /**
  * Exactly once with a PostgresStore the user made: two `PostgresStore.fromConnString(url)`
  * instances (two pools, as two processes have; no in-process lock shared between them) on one real
- * PostgreSQL server, given to two registries or as two graphs' stores, racing: a pending call's
- * result is accepted once, a pending call is created once, todo merges all land, a todo list and a
- * memory note are created once (one "Created", the other an append or merge).
+ * PostgreSQL server, given to two registries, racing: a pending call's result is accepted once, a
+ * pending call is created once, todo merges all land, a todo list and a memory note are created
+ * once (one "Created", the other an append or merge); and the claim follows the store's TTL. (As
+ * two graphs' stores: store.test.ts, "graphs compiled with PostgresStores the user made".)
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { z } from 'zod';
-import { StateGraph, Annotation, START, END } from '@langchain/langgraph';
 import { PostgresStore } from '@langchain/langgraph-checkpoint-postgres/store';
-import { Tool, createRegistry, registerBuiltinTools } from '../../src/index.js';
+import { Tool, createRegistry, registerBuiltinTools, type OpenedStore } from '../../src/index.js';
 import { MEMORY_TOOLS } from '../../src/constants.js';
 import { StoreScope } from '../../src/store/scope.js';
-import { tempDir } from '../support/helpers.js';
-import { PG_MISSING, startPostgres, type PgServer } from '../support/postgres-server.js';
+import {
+  PG_MISSING,
+  startStoreFixture,
+  stopStoreFixture,
+  type PgServer,
+  type StoreFixture,
+} from '../support/postgres-server.js';
 
 if (PG_MISSING) console.warn(PG_MISSING);
 const suite = PG_MISSING ? describe.skip : describe;
@@ -32,28 +37,24 @@ const askTool = Tool.define(
   },
 );
 
-let pg: PgServer;
-let ws: { dir: string; cleanup: () => Promise<void> };
+let ws: StoreFixture['ws'];
+let pg: PgServer | undefined;
+let pgStore: OpenedStore | undefined;
 /** The user's own stores, made as LangGraph's docs show. */
 let a: PostgresStore;
 let b: PostgresStore;
 
 beforeAll(async () => {
-  ws = await tempDir('toolbelt-user-pg-');
-  if (PG_MISSING) return;
-  const started = await startPostgres();
-  if ('skip' in started) throw new Error(started.skip);
-  pg = started;
-  a = PostgresStore.fromConnString(pg.url);
-  b = PostgresStore.fromConnString(pg.url);
+  ({ ws, pg, pgStore } = await startStoreFixture('toolbelt-user-pg-'));
+  if (!pg) return;
+  [a, b] = [PostgresStore.fromConnString(pg.url), PostgresStore.fromConnString(pg.url)];
   await a.setup();
   await b.setup();
 }, 120_000);
 afterAll(async () => {
   await a?.stop();
   await b?.stop();
-  await pg?.stop();
-  await ws?.cleanup();
+  await stopStoreFixture({ ws, pg, pgStore });
 }, 60_000);
 
 let n = 0;
@@ -136,34 +137,6 @@ suite('two PostgresStore instances the user made, racing', () => {
     }
   }, 60_000);
 
-  it('graphs compiled with the two stores (each run wraps its store) merge into one list atomically', async () => {
-    const ns = [fresh('graphs')];
-    const r = registry(undefined, ns);
-    const tools = await r.tools({ initCtx: initCtx(), createContext: () => ({ sessionID: 'g' }) });
-    const todowrite = tools.find((t) => t.name === 'todowrite')!;
-    const State = Annotation.Root({ tag: Annotation<string> });
-    const graph = (store: PostgresStore) =>
-      new StateGraph(State)
-        .addNode('write', async (state, config) => {
-          await Promise.all(
-            Array.from({ length: 15 }, (_, i) =>
-              todowrite.invoke(
-                { todos: [{ id: `${state.tag}${i}`, content: `${state.tag} ${i}`, status: 'pending' }], merge: true },
-                config,
-              ),
-            ),
-          );
-          return {};
-        })
-        .addEdge(START, 'write')
-        .addEdge('write', END)
-        .compile({ store });
-    await Promise.all([graph(a).invoke({ tag: 'a' }), graph(b).invoke({ tag: 'b' })]);
-    const read = await registry(a, ns).execute('todoread', {}, { sessionID: 'g' }, initCtx());
-    const ids = (read.result.metadata.todos as Array<{ id: string }>).map((t) => t.id).sort();
-    expect(ids).toEqual(['a', 'b'].flatMap((t) => Array.from({ length: 15 }, (_, i) => `${t}${i}`)).sort());
-  }, 60_000);
-
   it("claims follow the store's TTL: an expired record counts as absent, a claimed one gets the store's expiry", async () => {
     const ns = ['toolbelt', fresh('ttl'), '~pending'];
     const scope = new StoreScope(a, ns.slice(0, -1));
@@ -174,7 +147,7 @@ suite('two PostgresStore instances the user made, racing', () => {
     expect(await scope.claim('pending', 'old', 'status', null, { v: 1, status: 'new' })).toBe(true);
     expect((await a.get(ns, 'old'))?.value).toEqual({ v: 1, status: 'new' });
     // A store whose every record expires at once (a default TTL in the past): a claimed record too.
-    const expiring = PostgresStore.fromConnString(pg.url, { ttl: { defaultTtl: -1 } });
+    const expiring = PostgresStore.fromConnString(pg!.url, { ttl: { defaultTtl: -1 } });
     try {
       await expiring.setup();
       const claimed = new StoreScope(expiring, ns.slice(0, -1));
