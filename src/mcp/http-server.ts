@@ -272,7 +272,7 @@ function isLoopback(address: string): boolean {
 }
 
 /** The session of a stateless server's calls that name none, on a server without a token (one per namespace). */
-export const STATELESS_SESSION = 'mcp-stateless';
+const STATELESS_SESSION = 'mcp-stateless';
 
 /**
  * A label standing for `token` in session ids (which tools may show, and stores keep): derived with
