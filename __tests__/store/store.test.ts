@@ -726,6 +726,17 @@ describe('namespaces', () => {
     }
   }, 60_000);
 
+  it('a store the user never set up makes its tables before the first claim, as its own get and put do', async () => {
+    const unset = PostgresStore.fromConnString(pg!.url, { schema: `unset_${fresh('s').replace(/-/g, '_')}` });
+    try {
+      const scope = new StoreScope(unset, ['toolbelt', 'unset']);
+      expect(await scope.claim('pending', 'c1', 'status', null, { v: 1, status: 'pending' })).toBe(true);
+      expect(await scope.get('pending', 'c1', (v) => v)).toEqual({ v: 1, status: 'pending' });
+    } finally {
+      await unset.stop();
+    }
+  });
+
   it("claims follow the store's TTL: an expired record counts as absent, a claimed one gets the store's expiry", async () => {
     const ns = ['toolbelt', fresh('ttl'), '~pending'];
     const scope = new StoreScope(a, ns.slice(0, -1));
