@@ -9,7 +9,7 @@ import type { ToolStore } from './types.js';
 type Claim = NonNullable<ToolStore['claim']>;
 
 /** What this module uses of a pg Pool. */
-export interface PoolLike {
+interface PoolLike {
   query(text: string, params: unknown[]): Promise<{ rowCount: number | null }>;
 }
 
@@ -26,7 +26,7 @@ interface PostgresStoreLike {
  * one place the store seam reaches past the library's types, checked at run time, so a version
  * that hides it only loses the claim (and falls back to an in-process lock).
  */
-export function postgresPool(engine: unknown): PoolLike | undefined {
+function postgresPool(engine: unknown): PoolLike | undefined {
   const pool = (engine as { core?: { pool?: unknown } } | null)?.core?.pool as PoolLike | undefined;
   return pool && typeof pool.query === 'function' ? pool : undefined;
 }
