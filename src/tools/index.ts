@@ -23,6 +23,7 @@ export type {} from './todo/store.js';
 export type {} from './task/task.js';
 export type {} from './memory/store.js';
 export type {} from './web/web-search-config.js';
+export type {} from '../lsp/config.js';
 
 /** A built-in tool as the registry receives it (what its own file declares). */
 export interface BuiltinTool {
@@ -245,6 +246,14 @@ const ENTRIES: Entry[] = [
     danger: 'safe',
     family: 'web',
     load: async () => (await import('./web/web-search.js')).WebSearchTool,
+  },
+  {
+    id: 'lsp',
+    required: ['read'],
+    danger: 'safe',
+    family: 'lsp',
+    load: async () => (await import('./lsp/lsp.js')).LspTool,
+    onBackend: async () => (await import('./lsp/backend.js')).BackendLspTool,
   },
 ];
 
