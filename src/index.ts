@@ -169,3 +169,4 @@ export {
   type SandboxExecuteResponse,
 } from './sandbox/executor.js';
 export { type BatchCall } from './registry/batch.js';
+export type { LspOptions, LspServerConfig } from './lsp/config.js';

@@ -26,6 +26,10 @@ export const LSP_MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
 export const LSP_MAX_KEPT_DIAGNOSTICS = 1_000;
 /** Characters of one diagnostic's message kept; longer ones are cut with a marker. */
 export const LSP_MAX_MESSAGE_CHARS = 500;
+/** Documents kept open per server; the least recently used one is closed past it. */
+export const LSP_MAX_OPEN_DOCUMENTS = 200;
+/** Characters of a hover's text the lsp tool shows; the rest is cut with a marker. */
+export const LSP_MAX_HOVER_CHARS = 4_000;
 /** How long a stopping server gets to exit after `shutdown`/`exit` before its process group is killed. */
 export const LSP_STOP_GRACE_MS = 1_000;
 

@@ -20,12 +20,16 @@ import {
   type ProtocolConnection,
   type DataCallback,
 } from 'vscode-languageserver-protocol/node';
-import { LSP_MAX_MESSAGE_BYTES, LSP_START_TIMEOUT_MS, LSP_STOP_GRACE_MS, type ServerSpec } from './config.js';
+import {
+  LSP_MAX_MESSAGE_BYTES,
+  LSP_MAX_OPEN_DOCUMENTS,
+  LSP_START_TIMEOUT_MS,
+  LSP_STOP_GRACE_MS,
+  type ServerSpec,
+} from './config.js';
 import { diagsOf, fromLsp, fromTsserver, type Diag } from './diagnostics.js';
 import type { Launch } from './locate.js';
 
-/** Documents kept open per server; the least recently used one is closed past it. */
-export const LSP_MAX_OPEN_DOCUMENTS = 200;
 /** Characters of a server's stderr kept to explain why it ended. */
 const STDERR_TAIL_CHARS = 1_000;
 /** Variables of the host a server gets (it gets no API keys or tokens of the host). */

@@ -13,6 +13,7 @@ import { Tool } from '../../authoring/tool.js';
 import { descriptionBeside } from '../../authoring/description.js';
 import { Workspace } from '../../workspace/workspace.js';
 import {
+  LSP_MAX_HOVER_CHARS,
   LSP_MAX_DIAGNOSTICS,
   LSP_MAX_FILE_BYTES,
   LSP_MAX_RESULTS,
@@ -22,8 +23,6 @@ import {
   type ServerTable,
 } from '../../lsp/config.js';
 
-/** Characters of a hover's text shown; the rest is cut with a marker. */
-export const LSP_MAX_HOVER_CHARS = 4_000;
 /** Characters of a context line shown after a location. */
 const MAX_CONTEXT_CHARS = 200;
 
