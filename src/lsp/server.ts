@@ -173,6 +173,12 @@ export class LspServer {
       detached: true,
     });
     live.add(this);
+    // A server does not keep the host alive: a program that never disposes its registry still
+    // exits (and the exit hook ends the server); a pending request's timer keeps it alive meanwhile.
+    this.child.unref();
+    for (const stream of [this.child.stdin, this.child.stdout, this.child.stderr]) {
+      (stream as unknown as { unref?: () => void } | null)?.unref?.();
+    }
     this.child.on('error', (err) => this.fail(`could not be started (${err.message})`));
     // 'close' comes after the process exited and its output was read: the reason has its last words.
     this.child.on('close', (code, signal) =>
