@@ -5,7 +5,7 @@
  * "clean"; a file no server serves costs no server and no text.
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { writeFile, mkdir } from 'node:fs/promises';
+import { writeFile, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { tempDir } from '../support/helpers.js';
 import { createRegistry, registerBuiltinTools, type ToolRegistryImpl } from '../../src/index.js';
@@ -41,6 +41,8 @@ beforeAll(async () => {
     path.join(dir, 'py', 'calc.py'),
     'def add(a: int, b: int) -> int:\n    return a + b\n\nx: int = add(1, 2)\n',
   );
+  // A host secret the servers must not inherit (they get PATH, HOME, the locale and their own TMPDIR).
+  process.env.LSP_TEST_API_KEY = 'sk-host-secret';
   registry = createRegistry();
   registerBuiltinTools(registry, ['read', 'write', 'edit', 'lsp']);
   // Generous: a cold server on a loaded machine; the wait is what is tested below, not the speed.
@@ -48,6 +50,7 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
+  delete process.env.LSP_TEST_API_KEY;
   await registry.dispose();
   await cleanup();
 });
@@ -87,6 +90,13 @@ describe('diagnostics after an edit (TypeScript)', () => {
   it('one server per language and root, reused by every call', async () => {
     const servers = managerFor({ extra: { registry } }).running();
     expect(servers.map((s) => s.spec.id)).toEqual(['typescript']);
+  });
+
+  it("the server runs in its own temp dir and without the host's secrets", async () => {
+    const [server] = managerFor({ extra: { registry } }).running();
+    const env = (await readFile(`/proc/${server.pid}/environ`, 'utf8')).split('\0');
+    expect(env.some((e) => e.startsWith('LSP_TEST_API_KEY='))).toBe(false);
+    expect(env.find((e) => e.startsWith('TMPDIR='))).toMatch(/toolbelt-lsp-/);
   });
 });
 

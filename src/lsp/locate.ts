@@ -4,10 +4,10 @@
  * (the nearest directory holding one of the server's root markers, within the workspace).
  * Must not start the server (server.ts) nor decide which server serves a file (config.ts).
  */
-import { promises as fs, constants as fsConstants } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { findExecutable, statIfExists } from '../platform/files.js';
+import { executableIn, findExecutable, statIfExists } from '../platform/files.js';
 import type { ServerSpec } from './config.js';
 
 /** How to start one server: the file to run, its arguments, and where it was found (for doctor and errors). */
@@ -96,20 +96,6 @@ async function findCommand(
   }
   const onPath = await findExecutable(spec.command);
   return onPath ? { file: onPath, args: spec.args, foundIn: 'PATH' } : undefined;
-}
-
-/** The first of `dirs` holding an executable file `name`. */
-async function executableIn(dirs: readonly string[], name: string): Promise<string | undefined> {
-  for (const dir of dirs) {
-    const candidate = path.join(dir, name);
-    try {
-      await fs.access(candidate, fsConstants.X_OK);
-      if ((await fs.stat(candidate)).isFile()) return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }
 
 /** The project root of `file`: the nearest directory from its own up to `wsRoot` holding a root marker, else `wsRoot`. */
