@@ -12,6 +12,7 @@ import { listCommand } from './cli/list.js';
 import { runCommand } from './cli/run.js';
 import { mcpCommand } from './cli/mcp.js';
 import { doctorCommand } from './cli/doctor.js';
+import { lspCommand } from './cli/lsp.js';
 import { agentCommand } from './cli/agent.js';
 import { loadDotEnv } from './providers/chat-model.js';
 import { policyCommand } from './cli/policy.js';
@@ -33,6 +34,7 @@ Usage:
   ${memoryCommand.usage}
   ${doctorCommand.usage}
   ${skillsCommand.usage}
+  ${lspCommand.usage}
 
 Commands:
   list    The tools the permissions allow, with their permissions and a one-line description.
@@ -59,6 +61,9 @@ Commands:
   doctor  Which tools each provider API (OpenAI Chat, strict, Responses, Anthropic, Gemini,
           1,024-character endpoints) would refuse and why, the size of the definitions sent, and
           what the environment has (ripgrep, bubblewrap, the store). Exit 1 when any is refused.
+  lsp     Ask a file's language server: diagnostics FILE (the errors and warnings now), or
+          definition / references / hover FILE LINE:COLUMN (or LINE:NAME), documentSymbols FILE,
+          workspaceSymbols FILE NAME. Exit 1 when no server answers (docs/lsp.md).
 
 Options (every command):
   --workspace DIR     Workspace root the file tools are sandboxed to (default: $AGENT_WORKSPACE_ROOT
@@ -93,6 +98,7 @@ const COMMANDS: Record<string, Command> = {
   memory: memoryCommand,
   doctor: doctorCommand,
   skills: skillsCommand,
+  lsp: lspCommand,
 };
 
 /** Runs the CLI with `argv` (without node and the script); resolves to the exit code. */

@@ -173,3 +173,4 @@ export { importSkills, skillCatalogOf, SkillCatalog, type SkillView } from './sk
 export type { Skill, SkillMeta, SkillProblem, SkillsOptions, SkillSourceKind, LoadedSkill } from './skills/types.js';
 export type { ImportResult as SkillImportResult } from './skills/store.js';
 export type { SkillGrant, SkillGrants } from './skills/allowed-tools.js';
+export type { LspOptions, LspServerConfig } from './lsp/config.js';

@@ -12,7 +12,15 @@ import { promisify } from 'node:util';
 import { ROOT, ensureDist } from '../support/dist.js';
 
 const run = promisify(execFile);
-const HEAVY = ['sanitize-html', 'turndown', 'fast-glob', 'diff', '@modelcontextprotocol/sdk'];
+const HEAVY = [
+  'sanitize-html',
+  'turndown',
+  'fast-glob',
+  'diff',
+  '@modelcontextprotocol/sdk',
+  'vscode-jsonrpc',
+  'vscode-languageserver-protocol',
+];
 
 /** The heavy packages a fresh process has loaded after running `script` (an ES module body). */
 async function loadedAfter(script: string): Promise<string[]> {
@@ -82,6 +90,23 @@ describe('import cost', () => {
       await registry.tools({ ids: ['read'] });`);
     expect(used.ours).toContain('tools/files/read.js');
     expect(used.ours).not.toContain('tools/web/webfetch.js');
+  }, 60_000);
+
+  it('a write of a file no language server serves loads no LSP module; a .ts write does', async () => {
+    const write = (file: string) => `
+      const { createRegistry, registerBuiltinTools } = await import(${INDEX});
+      const { mkdtempSync, rmSync } = await import('node:fs');
+      const dir = mkdtempSync((await import('node:os')).tmpdir() + '/import-cost-');
+      const registry = registerBuiltinTools(createRegistry(), ['write']);
+      const r = await registry.execute('write', { filePath: '${file}', content: 'x\\n' }, { sessionID: 's' }, { workspaceRoot: dir, lsp: { diagnosticsWaitMs: 0 } });
+      if (!r.success) throw new Error(r.result.output);
+      await registry.dispose();
+      rmSync(dir, { recursive: true, force: true });`;
+    const md = await resolvedBy(write('notes.md'));
+    expect(md.ours).toContain('tools/files/write.js');
+    expect(md.ours.filter((m) => m.startsWith('lsp/'))).toEqual(['lsp/hook.js', 'lsp/config.js']);
+    expect(await loadedAfter(write('notes.md'))).not.toContain('vscode-jsonrpc');
+    expect(await loadedAfter(write('a.ts'))).toContain('vscode-jsonrpc');
   }, 60_000);
 
   it('glob and diff load what they need on first use; HTML conversion loads sanitize-html and turndown only in its worker', async () => {

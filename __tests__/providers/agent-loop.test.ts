@@ -173,6 +173,8 @@ for (const api of APIS) {
       // Responses and streamed Anthropic answers are content blocks: `.text` joins them.
       const last = messages.at(-1) as { text: string };
       expect(last.text).toContain('Changed the greeting to "Hi, world"');
+      // The edit of greet.ts started a TypeScript server (docs/lsp.md): stopped with the registry.
+      await registry.dispose();
     });
   }
 }

@@ -110,6 +110,11 @@ export class WorkspaceBackend implements SandboxBackendProtocolV2 {
     return this.running;
   }
 
+  /** The directory `/` stands for on this host (the lsp tool starts its servers there). */
+  get workspaceRoot(): string {
+    return this.ws.root;
+  }
+
   /**
    * Releases what the backend made: the registry it runs `execute` through when it made that
    * registry itself (its OS sandbox's private directory, background jobs, saved outputs). A

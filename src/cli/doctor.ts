@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import { UsageError, type Command, type Setup, type Values } from './command.js';
 import { apiViolations, type Api, type SentTool } from '../schema/provider-rules.js';
+import { lspDoctorLine } from './lsp.js';
 import { MIN_DESCRIPTION_CHARS } from '../registry/description-fit.js';
 
 /** The description length some OpenAI-compatible endpoints (Azure OpenAI, several proxies) refuse past. */
@@ -131,6 +132,7 @@ async function doctor({ registry, initCtx, grant, store }: Setup, values: Values
     `  ripgrep          ${rg ? `${rg} (grep and glob use it)` : 'not found: grep uses its JavaScript fallback (install ripgrep)'}`,
     `  OS sandbox       ${sandbox.enabled ? `bubblewrap at ${sandbox.enginePath ?? 'bwrap'}: commands run contained (mode ${sandbox.mode})` : sandbox.reason}`,
     `  store            ${store ? `${store.label} ${reached}` : 'in-process (state lives as long as the process; --store URL to share it)'}`,
+    `  language servers ${await lspDoctorLine(initCtx)}`,
     '',
     refused
       ? `${refused} refusal${refused > 1 ? 's' : ''}: fix the tools above before running an agent on those APIs.`

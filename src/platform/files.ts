@@ -28,7 +28,12 @@ export function statIfExistsSync(p: string): Stats | undefined {
 
 /** Full path of the executable file `name` in a PATH directory (then in `alsoIn`), or undefined. */
 export async function findExecutable(name: string, alsoIn: readonly string[] = []): Promise<string | undefined> {
-  for (const dir of [...(process.env.PATH ?? '').split(path.delimiter), ...alsoIn]) {
+  return executableIn([...(process.env.PATH ?? '').split(path.delimiter), ...alsoIn], name);
+}
+
+/** Full path of the executable file `name` in the first of `dirs` holding one, or undefined. */
+export async function executableIn(dirs: readonly string[], name: string): Promise<string | undefined> {
+  for (const dir of dirs) {
     if (!dir) continue;
     const candidate = path.join(dir, name);
     try {

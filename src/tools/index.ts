@@ -24,6 +24,7 @@ export type {} from './task/task.js';
 export type {} from './memory/store.js';
 export type {} from './web/web-search-config.js';
 export type {} from '../skills/catalog.js';
+export type {} from '../lsp/config.js';
 
 /** A built-in tool as the registry receives it (what its own file declares). */
 export interface BuiltinTool {
@@ -253,6 +254,14 @@ const ENTRIES: Entry[] = [
     danger: 'safe',
     family: 'skill',
     load: async () => (await import('./skill/skill.js')).SkillTool,
+  },
+  {
+    id: 'lsp',
+    required: ['read'],
+    danger: 'safe',
+    family: 'lsp',
+    load: async () => (await import('./lsp/lsp.js')).LspTool,
+    onBackend: async () => (await import('./lsp/backend.js')).BackendLspTool,
   },
 ];
 

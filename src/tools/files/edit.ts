@@ -13,6 +13,7 @@ import { tenantOf, type Tenant } from '../../workspace/tenant.js';
 import { Workspace, atomicWriteFile, withFileLock, stampOf } from '../../workspace/workspace.js';
 import { decodeLossless, encodeLossless, hasEscapeRange } from './lossless-text.js';
 import { statIfExists } from '../../platform/files.js';
+import { lspLink, lspBefore, lspAfter } from '../../lsp/hook.js';
 import { diffOfReplacements, type DiffSummary } from './diff.js';
 import { exactByteEdit } from './edit-bytes.js';
 import { recordChange } from './undo-log.js';
@@ -54,6 +55,7 @@ export const EditTool = Tool.define(
   async (initCtx) => {
     const ws = await Workspace.fromInitContext(initCtx);
     const tenant = tenantOf(initCtx);
+    const lsp = lspLink(initCtx, ws);
     return {
       description:
         'Replace oldString with newString in a file (exact match first, then whitespace/indentation-tolerant matching).',
@@ -66,7 +68,9 @@ export const EditTool = Tool.define(
         }
         const abs = await ws.resolve(args.filePath, 'write');
         const target: Target = { abs, shown: ws.display(abs), tenant, ctx };
-        return withFileLock(abs, async () => {
+        // What a language server says of the change, when one serves the file (src/lsp/hook.ts).
+        const lspChange = lspBefore(lsp, [abs]);
+        const result = await withFileLock(abs, async () => {
           if (ctx.abort.aborted) throw new Error('edit was aborted before it started; the file is unchanged.');
           const stat = await statIfExists(abs);
           if (!stat) return createFile(target, args);
@@ -86,6 +90,7 @@ export const EditTool = Tool.define(
           }
           return tolerantEdit(target, bytes, version, before, args);
         });
+        return lspAfter(lspChange, ctx, result);
       },
     };
   },

@@ -11,6 +11,7 @@ import { descriptionBeside } from '../../authoring/description.js';
 import { tenantOf } from '../../workspace/tenant.js';
 import { Workspace, atomicWriteFile, withFileLock } from '../../workspace/workspace.js';
 import { statIfExists } from '../../platform/files.js';
+import { lspLink, lspBefore, lspAfter } from '../../lsp/hook.js';
 import { unifiedDiff } from './diff.js';
 import { recordChange } from './undo-log.js';
 import { fileState, type EntryState } from './undo-state.js';
@@ -34,6 +35,7 @@ export const WriteTool = Tool.define(
   async (initCtx) => {
     const ws = await Workspace.fromInitContext(initCtx);
     const tenant = tenantOf(initCtx);
+    const lsp = lspLink(initCtx, ws);
     const readTracker = tenant.readTracker;
     return {
       description: 'Create a file or replace its whole content (atomically); an existing file must be read first.',
@@ -47,7 +49,9 @@ export const WriteTool = Tool.define(
         }
         const abs = await ws.resolve(args.filePath, 'write');
         const shown = ws.display(abs);
-        return withFileLock(abs, async () => {
+        // What a language server says of the change, when one serves the file (src/lsp/hook.ts).
+        const lspChange = lspBefore(lsp, [abs]);
+        const result = await withFileLock(abs, async () => {
           const stat = await statIfExists(abs);
           if (stat?.isDirectory()) throw new Error(`${shown} is a directory; give the path of a file inside it.`);
           let before = '';
@@ -70,6 +74,7 @@ export const WriteTool = Tool.define(
           ]);
           return writeResult(shown, before, args.content, bytes, created);
         });
+        return lspAfter(lspChange, ctx, result);
       },
     };
   },
