@@ -6,6 +6,8 @@
  * (`shutdown`, `exit`, then the process group killed). Whatever the server does wrong (exits, hangs,
  * floods, writes what is not LSP) ends it with one sentence, `deadReason`, and never throws into a tool.
  * Must not choose servers or roots (manager.ts) nor word results for a model (diagnostics.ts, the tool).
+ * Over 400 lines: one server's life (start, documents, requests, every way it can fail, stop) shares
+ * one process, one connection and one dead-or-alive state; split, each part would re-check them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -5,6 +5,8 @@
  * at LSP_MAX_RESULTS; a location outside the workspace or one the policy would not let read is left
  * out and counted, never shown.
  * Must not start or talk to servers itself (src/lsp/manager.ts, server.ts) nor word diagnostics (src/lsp/diagnostics.ts).
+ * Over 400 lines: six operations over one position resolution, one location filter and one result
+ * shape; each operation is a few lines of its own.
  */
 import { promises as fs } from 'node:fs';
 import { fileURLToPath } from 'node:url';
