@@ -175,7 +175,13 @@ export class Policy {
     decision.reason = explainDecision(decision);
     // sandbox.autoAllow: asks about what the OS sandbox contains need no answer while it is on.
     if (decision.action === 'ask' && sandbox?.autoAllow && (await sandbox.enabled()))
-      return liftContainedAsks(decision, (c) => this.askedByPattern(c)) ?? decision;
+      return (
+        (await liftContainedAsks(
+          decision,
+          (c) => this.askedByPattern(c),
+          sandbox.hidden && ((p: string) => sandbox.hidden!(p)),
+        )) ?? decision
+      );
     return decision;
   }
 

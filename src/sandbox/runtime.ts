@@ -7,7 +7,8 @@
  * bwrap's arguments itself (bwrap.ts) or scan for secrets (secrets.ts).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, promises as fs, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, promises as fs, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type {} from '../tool.js';
@@ -16,7 +17,8 @@ import { findExecutable } from '../files.js';
 import { bwrapArguments, innerCommand, normaliseRoots, proxyUrl } from './bwrap.js';
 import { findHiddenPaths, type HiddenPaths } from './secrets.js';
 import type { FilteringProxy } from './proxy.js';
-import { sandboxNote } from './explain.js';
+import { sandboxNote, tmpWritesNote } from './explain.js';
+import { findProtectedPaths, pinnedDirectories } from './protect.js';
 import type { SandboxMode, SandboxOptions, SandboxStatus } from './types.js';
 
 declare module '../tool.js' {
@@ -33,10 +35,19 @@ export const SANDBOX_PROBE_TIMEOUT_MS = 5_000;
 /** How long a scan for secret files is reused before the next command scans again, in ms. */
 export const SECRET_SCAN_TTL_MS = 10_000;
 /**
- * Environment variables a contained command does not get: names that usually hold credentials
- * (API keys, tokens, passwords). The sandbox hides secret files; these are the same in the environment.
+ * Environment variables a contained command does not get: names that usually hold credentials.
+ * Anywhere in the name: `PASSWORD`, `PASSWD`, `SECRET`, `TOKEN`, `CREDENTIAL`, `APIKEY`/`API_KEY`,
+ * `PRIVATE_KEY`, `AUTH` (not `AUTHOR`: git's `GIT_AUTHOR_NAME` stays); `KEY` or `KEYS` as a whole
+ * word (`AWS_ACCESS_KEY`, `KEY_ID`). So `PGPASSWORD`, `GITHUB_AUTHTOKEN`, `NPM_TOKEN`, `SSH_AUTH_SOCK` are left out.
+ * The sandbox hides secret files; these are the same in the environment.
  */
-export const SANDBOX_SECRET_ENV = /(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)(?:_|$)/i;
+export const SANDBOX_SECRET_ENV =
+  /PASSWORD|PASSWD|SECRET|TOKEN|CREDENTIAL|API_?KEY|PRIVATE_?KEY|AUTH(?!OR)|(?:^|_)KEYS?(?:_|$)/i;
+/**
+ * URL credentials in any variable's value (`scheme://user:pass@host`, `https://token@host`): the
+ * `user:pass@` part is removed and the rest of the value kept (`TOOLBELT_STORE_URL`, `DATABASE_URL`).
+ */
+export const SANDBOX_URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi;
 
 /** What installs the engine, named in the `required` refusal. */
 export const BWRAP_INSTALL_HINT =
@@ -57,8 +68,19 @@ export interface ContainedCommand {
   file: string;
   args: string[];
   env: NodeJS.ProcessEnv;
-  /** The note to append to a failed command's output, if the sandbox refused something. */
-  explain(output: string): string | undefined;
+  /**
+   * The note to append to a command's output, if the sandbox refused something: every refusal when
+   * the command failed, only writes to protected paths (and moves of what stays in place) when it
+   * did not (a `cmd; true` must not hide them).
+   */
+  explain(output: string, failed?: boolean): string | undefined;
+  /**
+   * Call once when the process has ended: removes the placeholders that blocked missing protected
+   * paths (when no other command of this process still needs them), undoes what no placeholder can
+   * block, and returns the line to add to the result (files the command left in its private /tmp
+   * under a path the host has, a protected file it created), or undefined.
+   */
+  finished(): Promise<string | undefined>;
 }
 
 /** The options in force for one init context: the registry's, overridden by `initCtx.sandbox`. */
@@ -166,10 +188,29 @@ export class SandboxRuntime {
     }
     const probe = await this.probe();
     const home = this.home(options);
-    const writable = normaliseRoots(await realPaths([...request.roots, ...(options.filesystem?.allowWrite ?? [])]));
+    const allowWrite = await realPaths(options.filesystem?.allowWrite ?? []);
+    const roots = normaliseRoots(await realPaths(request.roots));
+    const writable = normaliseRoots([...roots, ...allowWrite]);
     const hidden = await this.hidden(writable, home, options.filesystem?.denyRead ?? []);
+    const protect = await findProtectedPaths({
+      writable,
+      roots,
+      home,
+      repositories: hidden.repositories ?? [],
+      allowWrite,
+    });
+    const absent = await absentUnblockable(hidden.repositories ?? [], roots, writable);
+    const pinned = pinnedDirectories(
+      [...hidden.files, ...hidden.dirs, ...protect.existing, ...protect.missing, ...absent],
+      writable,
+    );
+    const reopen = allowWrite.filter((a) =>
+      [...protect.existing, ...protect.missing].some((p) => within(a, p) && a !== p),
+    );
     const domains = status.network === 'proxy' ? (options.network?.allowedDomains ?? []) : [];
-    const proxy = domains.length ? await this.proxy(domains) : undefined;
+    const proxy = domains.length ? await this.proxy(domains, options.network?.allowAddresses ?? []) : undefined;
+    const report = this.tmpReportFile();
+    const placeholders = holdPlaceholders(protect.missing);
     const args = bwrapArguments({
       writable,
       hidden,
@@ -178,18 +219,53 @@ export class SandboxRuntime {
       cwd: request.cwd,
       privateTmp: true,
       proxySocket: proxy?.socketPath,
+      pinned,
+      protect,
+      emptyDir: this.emptyDir(),
+      reopen,
+      tmpReport: report,
     });
     const env = containedEnv(request.env, home, proxy !== undefined);
+    let done: Promise<string | undefined> | undefined;
+    const protectedAll = [...protect.existing, ...protect.missing, ...absent];
     return {
       file: probe.bwrap!,
       args: [
         ...args,
         '--',
-        ...innerCommand(request.shell, request.command, proxy ? { socat: probe.socat! } : undefined),
+        ...innerCommand(request.shell, request.command, proxy ? { socat: probe.socat! } : undefined, true),
       ],
       env,
-      explain: (output) => sandboxNote(output, { cwd: request.cwd, writable, hidden, allowedDomains: domains }),
+      explain: (output, failed = true) =>
+        sandboxNote(
+          output,
+          { cwd: request.cwd, writable, hidden, allowedDomains: domains, protected: protectedAll },
+          failed,
+        ),
+      finished: () =>
+        (done ??= (async () => {
+          await releasePlaceholders(placeholders);
+          const lines = [await undoUnblockable(absent), await readTmpReport(report, writable)].filter(
+            (l): l is string => l !== undefined,
+          );
+          return lines.length ? lines.join('\n') : undefined;
+        })()),
     };
+  }
+
+  /** Whether `p` (absolute, or relative to the first root) is one of the paths hidden for commands run with these roots and options. */
+  async isHidden(p: string, roots: string[], options: SandboxOptions): Promise<boolean> {
+    const status = await this.status(options);
+    if (!status.enabled) return false;
+    const home = this.home(options);
+    const allowWrite = await realPaths(options.filesystem?.allowWrite ?? []);
+    const writable = normaliseRoots([...(await realPaths(roots)), ...allowWrite]);
+    const hidden = await this.hidden(writable, home, options.filesystem?.denyRead ?? []);
+    const abs = path.resolve(roots[0] ?? process.cwd(), p);
+    const real = await fs.realpath(abs).catch(() => undefined);
+    return [abs, real].some(
+      (x) => x !== undefined && (hidden.files.includes(x) || hidden.dirs.some((d) => within(x, d))),
+    );
   }
 
   /**
@@ -279,18 +355,106 @@ export class SandboxRuntime {
     return file;
   }
 
-  private proxy(domains: string[]): Promise<FilteringProxy> {
-    const key = JSON.stringify(domains);
+  /** An empty, read-only directory: the placeholder mounted where a missing protected path would be made. */
+  private emptyDir(): string {
+    const dir = path.join(this.privateDir(), 'empty');
+    if (!existsSync(dir)) mkdirSync(dir, { mode: 0o555 });
+    return dir;
+  }
+
+  /** A new, empty file for one command's /tmp report. */
+  private tmpReportFile(): string {
+    const file = path.join(this.privateDir(), `tmp-${randomBytes(6).toString('hex')}`);
+    writeFileSync(file, '', { mode: 0o600 });
+    return file;
+  }
+
+  private proxy(domains: string[], allowAddresses: string[]): Promise<FilteringProxy> {
+    const key = JSON.stringify([domains, allowAddresses]);
     let p = this.proxies.get(key);
     if (!p) {
       const socket = path.join(this.privateDir(), `proxy-${this.proxies.size}.sock`);
       // Node's HTTP stack loads only when a registry allows hosts (the root entry loads none).
-      p = import('./proxy.js').then(({ FilteringProxy: Proxy }) => Proxy.start(socket, domains));
+      p = import('./proxy.js').then(({ FilteringProxy: Proxy }) => Proxy.start(socket, domains, allowAddresses));
       this.proxies.set(key, p);
       p.catch(() => this.proxies.delete(key));
     }
     return p;
   }
+}
+
+function within(p: string, dir: string): boolean {
+  return p === dir || p.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
+}
+
+// Placeholders (empty directories bwrap creates on the host as mount points for missing protected
+// paths) are shared by every command of this process: removed when the last one using a path ends.
+const placeholderUsers = new Map<string, number>();
+
+function holdPlaceholders(paths: string[]): string[] {
+  for (const p of paths) placeholderUsers.set(p, (placeholderUsers.get(p) ?? 0) + 1);
+  return paths;
+}
+
+async function releasePlaceholders(paths: string[]): Promise<void> {
+  for (const p of paths) {
+    const left = (placeholderUsers.get(p) ?? 1) - 1;
+    if (left > 0) {
+      placeholderUsers.set(p, left);
+      continue;
+    }
+    placeholderUsers.delete(p);
+    // Only an empty directory is ours: anything else was put there by someone else since.
+    await fs.rmdir(p).catch(() => undefined);
+  }
+}
+
+/**
+ * Paths in `.git` directories that git reads only when they exist and that no placeholder can
+ * block (git fails on any `commondir` that is not its own): absent before the command, removed
+ * after it if the command made one.
+ */
+const UNBLOCKABLE_GIT_PATHS = ['commondir'];
+
+async function absentUnblockable(repositories: string[], roots: string[], writable: string[]): Promise<string[]> {
+  const gitDirs = [...roots.map((r) => path.join(r, '.git')), ...repositories];
+  const out: string[] = [];
+  for (const g of new Set(gitDirs)) {
+    if (!writable.some((w) => within(g, w)) || !(await fs.lstat(g).catch(() => undefined))?.isDirectory()) continue;
+    for (const name of UNBLOCKABLE_GIT_PATHS) {
+      const p = path.join(g, name);
+      if (!(await fs.lstat(p).catch(() => undefined))) out.push(p);
+    }
+  }
+  return out;
+}
+
+async function undoUnblockable(absent: string[]): Promise<string | undefined> {
+  const made: string[] = [];
+  for (const p of absent) {
+    if (!(await fs.lstat(p).catch(() => undefined))) continue;
+    await fs.rm(p, { recursive: true, force: true }).catch(() => undefined);
+    made.push(p);
+  }
+  return made.length
+    ? `[sandbox: ${made.join(', ')} ${made.length === 1 ? 'is' : 'are'} protected (git would read ${made.length === 1 ? 'it' : 'them'} and run what the repository's config names), so the sandbox removed what the command created there. To write it on purpose, ask the user to add the path to sandbox.filesystem.allowWrite.]`
+    : undefined;
+}
+
+/** The line about files the command left in its private /tmp where the host has the path or its directory. */
+async function readTmpReport(report: string, writable: string[]): Promise<string | undefined> {
+  const text = await fs.readFile(report, 'utf8').catch(() => '');
+  await fs.rm(report, { force: true });
+  const lost: string[] = [];
+  for (const p of text.split('\n').filter(Boolean)) {
+    if (writable.some((w) => within(p, w))) continue;
+    const dir = path.dirname(p);
+    const hostHas =
+      (await fs.lstat(p).catch(() => undefined)) !== undefined ||
+      (dir !== '/tmp' && (await fs.lstat(dir).catch(() => undefined))?.isDirectory() === true);
+    if (hostHas) lost.push(p);
+  }
+  return tmpWritesNote(lost);
 }
 
 /** Real paths of the ones that exist (a missing allowWrite entry is left out). */
@@ -314,13 +478,14 @@ async function stillThere(h: HiddenPaths): Promise<HiddenPaths> {
     );
     return checked.filter((p): p is string => p !== undefined);
   };
-  return { files: await keep(h.files, false), dirs: await keep(h.dirs, true), truncated: h.truncated };
+  return { ...h, files: await keep(h.files, false), dirs: await keep(h.dirs, true) };
 }
 
-/** The environment inside: no credential-looking variables, HOME and TMPDIR set, the proxy (or none). */
-function containedEnv(given: NodeJS.ProcessEnv, home: string, proxy: boolean): NodeJS.ProcessEnv {
+/** The environment inside: no credential-looking variables, no URL credentials, HOME and TMPDIR set, the proxy (or none). */
+export function containedEnv(given: NodeJS.ProcessEnv, home: string, proxy: boolean): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(given)) if (!SANDBOX_SECRET_ENV.test(k) && !/_?proxy$/i.test(k)) env[k] = v;
+  for (const [k, v] of Object.entries(given))
+    if (!SANDBOX_SECRET_ENV.test(k) && !/_?proxy$/i.test(k)) env[k] = v?.replace(SANDBOX_URL_CREDENTIALS, '$1');
   env.HOME = home;
   env.TMPDIR = '/tmp';
   if (proxy) {

@@ -38,6 +38,8 @@ export interface HiddenPaths {
   dirs: string[];
   /** The scan stopped at MAX_SECRET_SCAN_ENTRIES. */
   truncated: boolean;
+  /** `.git` entries (directories or gitdir files) found in the workspace roots: their config and hooks are protected. */
+  repositories?: string[];
 }
 
 /** The inputs of one scan. */
@@ -51,7 +53,7 @@ export interface SecretScanInput {
 
 /** Finds every path the sandbox must hide for these roots, home and `denyRead`. */
 export async function findHiddenPaths(input: SecretScanInput): Promise<HiddenPaths> {
-  const out: HiddenPaths = { files: [], dirs: [], truncated: false };
+  const out: HiddenPaths = { files: [], dirs: [], truncated: false, repositories: [] };
   const add = (p: string, isDir: boolean) => {
     const list = isDir ? out.dirs : out.files;
     if (!list.includes(p)) list.push(p);
@@ -68,8 +70,8 @@ export async function findHiddenPaths(input: SecretScanInput): Promise<HiddenPat
     if (st && !st.isSymbolicLink()) add(p, st.isDirectory());
   }
   const budget = { left: MAX_SECRET_SCAN_ENTRIES };
-  for (const root of input.roots) await walk(root, root, Infinity, globs, add, budget, out);
-  await walk(input.home, input.home, SECRET_SCAN_HOME_DEPTH, globs, add, budget, out);
+  for (const root of input.roots) await walk(root, root, Infinity, globs, add, budget, out, true);
+  await walk(input.home, input.home, SECRET_SCAN_HOME_DEPTH, globs, add, budget, out, false);
   return out;
 }
 
@@ -81,6 +83,7 @@ async function walk(
   add: (p: string, isDir: boolean) => void,
   budget: { left: number },
   out: HiddenPaths,
+  findRepositories: boolean,
 ): Promise<void> {
   if (depth <= 0) return;
   let entries: Dirent[];
@@ -97,10 +100,12 @@ async function walk(
     // A symlink is judged where it points: a link into ~/.ssh lands on the hidden directory.
     if (e.isSymbolicLink()) continue;
     const abs = path.join(dir, e.name);
+    if (findRepositories && e.name === '.git') out.repositories!.push(abs);
     const rel = path.relative(root, abs).split(path.sep).join('/');
     if (e.isDirectory()) {
       if (globs.some((g) => matchPath(g, rel) || matchPath(g, `${rel}/x`))) add(abs, true);
-      else if (!SECRET_SCAN_SKIPPED_DIRS.includes(e.name)) await walk(root, abs, depth - 1, globs, add, budget, out);
+      else if (!SECRET_SCAN_SKIPPED_DIRS.includes(e.name))
+        await walk(root, abs, depth - 1, globs, add, budget, out, findRepositories);
     } else if (e.isSocket() || globs.some((g) => matchPath(g, rel))) {
       // A unix socket on a read-only mount still accepts connections (an agent, a daemon): hidden too.
       add(abs, false);
