@@ -48,6 +48,19 @@ const NETWORK =
 const NOT_PERMITTED = /Operation not permitted|EPERM|permission denied\.?\s*\n?\s*dmesg/;
 const NO_SPACE = /No space left on device|ENOSPC|Disk quota exceeded/i;
 
+/** Longest output line searched for a refused path; longer lines are not paths in an error message. */
+const MAX_REFUSAL_LINE = 4096;
+const REFUSAL_WORDS =
+  /Read-only file system|Permission denied|Device or resource busy|Is a directory|EROFS|EACCES|EBUSY|EISDIR|could not|unable to|cannot/i;
+
+/** The lines that may name a refused path (short, holding one of the words): the path patterns run on these only. */
+function refusalLines(output: string): string {
+  return output
+    .split('\n')
+    .filter((l) => l.length <= MAX_REFUSAL_LINE && REFUSAL_WORDS.test(l))
+    .join('\n');
+}
+
 /** A path token as an absolute path (relative ones against `cwd`); undefined for what is not a path. */
 function absolute(token: string | undefined, cwd: string): string | undefined {
   if (!token || !/^[\w./~-]/.test(token) || /^(?:line|bash|sh|cat|touch)$/.test(token)) return undefined;
@@ -62,6 +75,7 @@ function under(p: string, dirs: string[]): boolean {
 export function explainRefusals(output: string, cx: ExplainContext, failed = true): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
+  const lines = refusalLines(output);
   const add = (key: string, sentence: string) => {
     if (seen.has(key) || out.length >= MAX_SANDBOX_EXPLANATIONS) return;
     seen.add(key);
@@ -77,11 +91,11 @@ export function explainRefusals(output: string, cx: ExplainContext, failed = tru
   const protectedSentence = (g: string) =>
     `${g} is protected by the sandbox: the host runs what it holds without asking (git config and hooks, direnv, editor tasks, shell start-up files), so commands may not create or change it. Leave it as it is; if the change is intended, ask the user to make it, or to add ${g} to sandbox.filesystem.allowWrite.`;
   for (const re of [READ_ONLY, DENIED, BUSY, IS_DIRECTORY, GIT_LOCK])
-    for (const m of output.matchAll(re)) {
+    for (const m of lines.matchAll(re)) {
       const g = protectedOf(absolute(m[1] ?? m[2] ?? m[3] ?? m[4], cx.cwd));
       if (g) add(`protected:${g}`, protectedSentence(g));
     }
-  for (const m of output.matchAll(BUSY)) {
+  for (const m of lines.matchAll(BUSY)) {
     const p = absolute(m[1] ?? m[2] ?? m[3] ?? m[4], cx.cwd);
     if (!p || protectedOf(p)) continue;
     const holds = [...cx.hidden.files, ...cx.hidden.dirs, ...guarded].find((h) => h === p || h.startsWith(`${p}/`));
@@ -92,7 +106,7 @@ export function explainRefusals(output: string, cx: ExplainContext, failed = tru
       );
   }
   if (!failed) return out;
-  for (const m of output.matchAll(READ_ONLY)) {
+  for (const m of lines.matchAll(READ_ONLY)) {
     const p = absolute(m[1] ?? m[2] ?? m[3], cx.cwd);
     if (protectedOf(p)) continue;
     if (!p) {
@@ -104,7 +118,7 @@ export function explainRefusals(output: string, cx: ExplainContext, failed = tru
       `${p} is outside the workspace: the sandbox allows writes only to ${writable}. Write inside the workspace instead, or ask the user to add the directory to sandbox.filesystem.allowWrite.`,
     );
   }
-  for (const m of output.matchAll(DENIED)) {
+  for (const m of lines.matchAll(DENIED)) {
     const p = absolute(m[1] ?? m[2] ?? m[3], cx.cwd);
     if (protectedOf(p)) continue;
     const hidden = p && (cx.hidden.files.includes(p) || under(p, cx.hidden.dirs));

@@ -66,6 +66,8 @@ export interface ProtectInput {
   repositories: string[];
   /** `filesystem.allowWrite` as real paths: an entry at or above a protected path (inside a root) opens it. */
   allowWrite: string[];
+  /** Whether a path is another running command's placeholder (it exists only while that command runs). */
+  placeholder?: (p: string) => boolean;
 }
 
 /** The protected paths for one command. */
@@ -76,7 +78,7 @@ export async function findProtectedPaths(input: ProtectInput): Promise<Protected
   const opened = (p: string) => input.allowWrite.some((a) => within(p, a) && !input.roots.some((r) => within(r, a)));
   const consider = async (p: string, createIfMissing: boolean) => {
     if (!writable(p) || opened(p) || out.existing.includes(p) || out.missing.includes(p)) return;
-    const st = await fs.lstat(p).catch(() => undefined);
+    const st = input.placeholder?.(p) ? undefined : await fs.lstat(p).catch(() => undefined);
     if (st) out.existing.push(p);
     else if (createIfMissing && (await fs.lstat(path.dirname(p)).catch(() => undefined))?.isDirectory())
       out.missing.push(p);

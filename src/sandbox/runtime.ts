@@ -198,6 +198,7 @@ export class SandboxRuntime {
       home,
       repositories: hidden.repositories ?? [],
       allowWrite,
+      placeholder: (p) => placeholderUsers.has(p),
     });
     const absent = await absentUnblockable(hidden.repositories ?? [], roots, writable);
     const pinned = pinnedDirectories(
