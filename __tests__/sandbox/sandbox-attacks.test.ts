@@ -18,7 +18,7 @@ import path from 'node:path';
 import { createRegistry, registerBuiltinTools, type ToolRegistryType } from '../../src/index.js';
 import type { SandboxOptions } from '../../src/sandbox/types.js';
 import { FilteringProxy } from '../../src/sandbox/proxy.js';
-import { closeServer, listenLoopback, tempDir } from '../helpers.js';
+import { closeServer, listenLoopback, tempDir } from '../support/helpers.js';
 
 function bwrapProblem(): string | undefined {
   const r = spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--unshare-all', '--', '/bin/true'], {

@@ -14,7 +14,7 @@ import { createPolicy, createRegistry, registerBuiltinTools, type ToolRegistryTy
 import { DEFAULT_POLICY } from '../../src/policy/defaults.js';
 import type { PolicyConfig } from '../../src/policy/types.js';
 import { findHiddenPaths } from '../../src/sandbox/secrets.js';
-import { tempDir } from '../helpers.js';
+import { tempDir } from '../support/helpers.js';
 
 const works =
   spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--unshare-all', '--', '/bin/true']).status === 0;

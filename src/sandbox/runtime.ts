@@ -11,9 +11,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, promises as fs, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type {} from '../tool.js';
-import type { Tool } from '../tool.js';
-import { findExecutable } from '../files.js';
+import type {} from '../authoring/tool.js';
+import type { Tool } from '../authoring/tool.js';
+import { findExecutable } from '../platform/files.js';
 import { bwrapArguments, innerCommand, normaliseRoots, proxyUrl } from './bwrap.js';
 import { findHiddenPaths, type HiddenPaths } from './secrets.js';
 import type { FilteringProxy } from './proxy.js';
@@ -21,7 +21,7 @@ import { sandboxNote, tmpWritesNote } from './explain.js';
 import { findProtectedPaths, pinnedDirectories } from './protect.js';
 import type { SandboxMode, SandboxOptions, SandboxStatus } from './types.js';
 
-declare module '../tool.js' {
+declare module '../authoring/tool.js' {
   namespace Tool {
     interface InitContext {
       /** The OS sandbox for bash and the processes built-in tools start; overrides the registry's `sandbox` field by field. */
