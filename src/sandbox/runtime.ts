@@ -188,7 +188,7 @@ export class SandboxRuntime {
     }
     const probe = await this.probe();
     const home = this.home(options);
-    const allowWrite = await realPaths(options.filesystem?.allowWrite ?? []);
+    const allowWrite = await realPaths(expandHome(options.filesystem?.allowWrite ?? [], home));
     const roots = normaliseRoots(await realPaths(request.roots));
     const writable = normaliseRoots([...roots, ...allowWrite]);
     const hidden = await this.hidden(writable, home, options.filesystem?.denyRead ?? []);
@@ -259,7 +259,7 @@ export class SandboxRuntime {
     const status = await this.status(options);
     if (!status.enabled) return false;
     const home = this.home(options);
-    const allowWrite = await realPaths(options.filesystem?.allowWrite ?? []);
+    const allowWrite = await realPaths(expandHome(options.filesystem?.allowWrite ?? [], home));
     const writable = normaliseRoots([...(await realPaths(roots)), ...allowWrite]);
     const hidden = await this.hidden(writable, home, options.filesystem?.denyRead ?? []);
     const abs = path.resolve(roots[0] ?? process.cwd(), p);
@@ -456,6 +456,11 @@ async function readTmpReport(report: string, writable: string[]): Promise<string
     if (hostHas) lost.push(p);
   }
   return tmpWritesNote(lost);
+}
+
+/** `~` and `~/x` entries under the sandbox's home directory. */
+function expandHome(paths: string[], home: string): string[] {
+  return paths.map((p) => (p === '~' || p.startsWith('~/') ? path.join(home, p.slice(1)) : p));
 }
 
 /** Real paths of the ones that exist (a missing allowWrite entry is left out). */

@@ -12,7 +12,7 @@ export interface SandboxOptions {
   /** Default `off` for `createRegistry`, `auto` for the `toolbelt` command. */
   mode?: SandboxMode;
   filesystem?: {
-    /** More paths the command may write besides the workspace roots and its private /tmp. */
+    /** More paths the command may write besides the workspace roots and its private /tmp (`~/` means `home`); naming a protected path (`.git/hooks`) opens it. */
     allowWrite?: string[];
     /**
      * More paths hidden from the command besides the default secret list (`~/.ssh`, `.env*`,
