@@ -12,7 +12,7 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { link, mkdir, rename, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { createRegistry, registerBuiltinTools, type ToolRegistryType } from '../../src/index.js';
@@ -116,6 +116,47 @@ suite('hiding follows the file: a hidden secret moved by a contained command sta
     // Other files in the same directory stay writable, and other directories movable.
     const ok = await run(reg, ws, 'echo 1 > config/new.txt && mkdir free && mv free free2 && cat config/new.txt');
     expect([ok.exitCode, ok.output]).toEqual([0, '1\n']);
+  });
+  it('a secret moved on the host (by a file tool or the user) is hidden at its new path by the next command; a hard link the host made is hidden too', async () => {
+    await mkdir(path.join(ws, 'host-moved'));
+    await writeFile(path.join(ws, 'host-moved/.env.prod'), SECRET);
+    await mkdir(path.join(ws, 'linked'));
+    await writeFile(path.join(ws, 'linked/.env'), DEEP);
+    await link(path.join(ws, 'linked/.env'), path.join(ws, 'linked/notes.txt'));
+    // A registry of its own: its first scan sees these files.
+    const fresh = registerBuiltinTools(
+      createRegistry({ sandbox: { mode: 'required', filesystem: { home: path.join(base.dir, 'home') } } }),
+      ['bash'],
+    );
+    try {
+      const first = await run(fresh, ws, 'cat host-moved/.env.prod linked/notes.txt; true');
+      await rename(path.join(ws, 'host-moved'), path.join(ws, 'host-renamed'));
+      const after = await run(fresh, ws, 'cat host-renamed/.env.prod; true');
+      expect([first.output, after.output].join('\n')).not.toMatch(/DECOY-/);
+      expect(after.output).toContain('Permission denied');
+    } finally {
+      await fresh.dispose();
+    }
+  });
+
+  it('filesystem.allowWrite takes ~/ paths under the sandbox home', async () => {
+    await mkdir(path.join(base.dir, 'home/.cache-x'), { recursive: true });
+    const withCache = registerBuiltinTools(
+      createRegistry({
+        sandbox: {
+          mode: 'required',
+          filesystem: { home: path.join(base.dir, 'home'), allowWrite: ['~/.cache-x'] },
+        },
+      }),
+      ['bash'],
+    );
+    try {
+      const r = await run(withCache, ws, 'echo cached > ~/.cache-x/entry');
+      expect(r.exitCode).toBe(0);
+      expect(readFileSync(path.join(base.dir, 'home/.cache-x/entry'), 'utf8')).toBe('cached\n');
+    } finally {
+      await withCache.dispose();
+    }
   });
 });
 

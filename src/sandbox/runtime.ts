@@ -326,14 +326,25 @@ export class SandboxRuntime {
     return this.probing;
   }
 
-  private hidden(roots: string[], home: string, denyRead: readonly string[]): Promise<HiddenPaths> {
+  /**
+   * The paths to hide: the last scan while it is fresh (SECRET_SCAN_TTL_MS) and every path it hid is
+   * still there; a new scan as soon as one vanished (moved on the host, by a file tool or the user),
+   * so a moved secret is found at its new path by the next command, not 10 s later.
+   */
+  private async hidden(roots: string[], home: string, denyRead: readonly string[]): Promise<HiddenPaths> {
     const key = JSON.stringify([roots, home, denyRead]);
+    const fresh = () => {
+      const made = { at: Date.now(), hidden: findHiddenPaths({ roots, home, denyRead }) };
+      this.scans.set(key, made);
+      return made;
+    };
     let scan = this.scans.get(key);
-    if (!scan || Date.now() - scan.at > SECRET_SCAN_TTL_MS) {
-      scan = { at: Date.now(), hidden: findHiddenPaths({ roots, home, denyRead }) };
-      this.scans.set(key, scan);
-    }
-    return scan.hidden.then(stillThere);
+    if (!scan || Date.now() - scan.at > SECRET_SCAN_TTL_MS) scan = fresh();
+    const found = await scan.hidden;
+    const there = await stillThere(found);
+    if (there.files.length === found.files.length && there.dirs.length === found.dirs.length) return there;
+    if (this.scans.get(key) === scan) scan = fresh();
+    return stillThere(await (this.scans.get(key) ?? scan).hidden);
   }
 
   /** The private directory (0700): the mask file and proxy sockets. Made on first use. */

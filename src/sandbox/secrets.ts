@@ -2,7 +2,7 @@
  * Which paths the sandbox hides: the home directory's credential stores, the files in the
  * workspace roots and the home directory that match the default policy's secret patterns
  * (`.env*`, `*.pem`, `*.key`, ...) or the user's `denyRead` globs, the unix sockets found there,
- * and the user's `denyRead` paths.
+ * the user's `denyRead` paths, and other hard links of a hidden file found in the roots.
  * Must not build engine arguments (bwrap.ts) nor decide when to scan again (runtime.ts).
  */
 import { promises as fs, type Dirent } from 'node:fs';
@@ -72,7 +72,41 @@ export async function findHiddenPaths(input: SecretScanInput): Promise<HiddenPat
   const budget = { left: MAX_SECRET_SCAN_ENTRIES };
   for (const root of input.roots) await walk(root, root, Infinity, globs, add, budget, out, true);
   await walk(input.home, input.home, SECRET_SCAN_HOME_DEPTH, globs, add, budget, out, false);
+  await addHardLinks(input.roots, out);
   return out;
+}
+
+/**
+ * Other names of a hidden file (hard links made before the session, under names no pattern
+ * matches): when a hidden file has more than one link, the roots are walked again, skipped
+ * directories included, and every file with the same inode is hidden too (at most
+ * MAX_SECRET_SCAN_ENTRIES entries). A contained command cannot add a link to a mask (it crosses mounts).
+ */
+async function addHardLinks(roots: string[], out: HiddenPaths): Promise<void> {
+  const inodes = new Set<string>();
+  for (const f of out.files) {
+    const st = await fs.lstat(f).catch(() => undefined);
+    if (st && st.isFile() && st.nlink > 1) inodes.add(`${st.dev}:${st.ino}`);
+  }
+  if (!inodes.size) return;
+  let left = MAX_SECRET_SCAN_ENTRIES;
+  const visit = async (dir: string): Promise<void> => {
+    const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => [] as Dirent[]);
+    for (const e of entries) {
+      if (--left < 0) {
+        out.truncated = true;
+        return;
+      }
+      const abs = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        if (!out.dirs.includes(abs)) await visit(abs);
+      } else if (e.isFile() && !out.files.includes(abs)) {
+        const st = await fs.lstat(abs).catch(() => undefined);
+        if (st && inodes.has(`${st.dev}:${st.ino}`)) out.files.push(abs);
+      }
+    }
+  };
+  for (const root of roots) await visit(root);
 }
 
 async function walk(
