@@ -36,6 +36,16 @@ const suite = problem ? describe.skip : describe;
 const SECRET = 'DECOY-MOVED-SECRET-4d2c';
 const DEEP = 'DECOY-DEEP-KEY-8e1f';
 
+/** A registry whose bash runs in the sandbox (mode required) with `home` as its home, plus `extra` options. */
+function contained(home: string, extra: SandboxOptions = {}): ToolRegistryType {
+  const sandbox: SandboxOptions = {
+    ...extra,
+    mode: 'required',
+    filesystem: { ...extra.filesystem, home },
+  };
+  return registerBuiltinTools(createRegistry({ sandbox }), ['bash']);
+}
+
 async function run(reg: ToolRegistryType, ws: string, command: string) {
   const r = await reg.execute('bash', { command, description: 'attack' }, {}, { workspaceRoot: ws });
   return { output: r.result.output, exitCode: r.result.metadata.exitCode as number | null, success: r.success };
@@ -60,10 +70,7 @@ suite('hiding follows the file: a hidden secret moved by a contained command sta
     await writeFile(path.join(ws, 'config/.env'), `TOKEN=${SECRET}\n`);
     await writeFile(path.join(ws, 'a/b/c/server.key'), DEEP);
     await writeFile(path.join(ws, 'config/app.json'), '{}\n');
-    reg = registerBuiltinTools(
-      createRegistry({ sandbox: { mode: 'required', filesystem: { home: path.join(base.dir, 'home') } } }),
-      ['bash'],
-    );
+    reg = contained(path.join(base.dir, 'home'));
   });
   afterAll(async () => {
     await reg.dispose();
@@ -124,10 +131,7 @@ suite('hiding follows the file: a hidden secret moved by a contained command sta
     await writeFile(path.join(ws, 'linked/.env'), DEEP);
     await link(path.join(ws, 'linked/.env'), path.join(ws, 'linked/notes.txt'));
     // A registry of its own: its first scan sees these files.
-    const fresh = registerBuiltinTools(
-      createRegistry({ sandbox: { mode: 'required', filesystem: { home: path.join(base.dir, 'home') } } }),
-      ['bash'],
-    );
+    const fresh = contained(path.join(base.dir, 'home'));
     try {
       const first = await run(fresh, ws, 'cat host-moved/.env.prod linked/notes.txt; true');
       await rename(path.join(ws, 'host-moved'), path.join(ws, 'host-renamed'));
@@ -141,15 +145,7 @@ suite('hiding follows the file: a hidden secret moved by a contained command sta
 
   it('filesystem.allowWrite takes ~/ paths under the sandbox home', async () => {
     await mkdir(path.join(base.dir, 'home/.cache-x'), { recursive: true });
-    const withCache = registerBuiltinTools(
-      createRegistry({
-        sandbox: {
-          mode: 'required',
-          filesystem: { home: path.join(base.dir, 'home'), allowWrite: ['~/.cache-x'] },
-        },
-      }),
-      ['bash'],
-    );
+    const withCache = contained(path.join(base.dir, 'home'), { filesystem: { allowWrite: ['~/.cache-x'] } });
     try {
       const r = await run(withCache, ws, 'echo cached > ~/.cache-x/entry');
       expect(r.exitCode).toBe(0);
@@ -181,10 +177,7 @@ suite('credential variables never enter', () => {
     base = await tempDir('sandbox-env-');
     await mkdir(path.join(base.dir, 'home'));
     Object.assign(process.env, vars);
-    reg = registerBuiltinTools(
-      createRegistry({ sandbox: { mode: 'required', filesystem: { home: path.join(base.dir, 'home') } } }),
-      ['bash'],
-    );
+    reg = contained(path.join(base.dir, 'home'));
   });
   afterAll(async () => {
     for (const k of Object.keys(vars)) delete process.env[k];
@@ -234,16 +227,9 @@ suite('the proxy judges the address it connects to', () => {
       '[::ffff:127.0.0.1]',
       '0.0.0.0',
     ];
-    const reg = registerBuiltinTools(
-      createRegistry({
-        sandbox: {
-          mode: 'required',
-          filesystem: { home: path.join(base.dir, 'home') },
-          network: { allowedDomains: hosts.map((h) => `${h.replace(/\.$/, '')}:${port}`).concat(`localhost.:${port}`) },
-        },
-      }),
-      ['bash'],
-    );
+    const reg = contained(path.join(base.dir, 'home'), {
+      network: { allowedDomains: hosts.map((h) => `${h.replace(/\.$/, '')}:${port}`).concat(`localhost.:${port}`) },
+    });
     try {
       const outputs: string[] = [];
       for (const h of hosts) {
@@ -264,16 +250,9 @@ suite('the proxy judges the address it connects to', () => {
   }, 60_000);
 
   it('in the sandbox: network.allowAddresses opens the range on purpose', async () => {
-    const reg = registerBuiltinTools(
-      createRegistry({
-        sandbox: {
-          mode: 'required',
-          filesystem: { home: path.join(base.dir, 'home') },
-          network: { allowedDomains: [`localhost:${port}`], allowAddresses: ['127.0.0.0/8', '::1'] },
-        },
-      }),
-      ['bash'],
-    );
+    const reg = contained(path.join(base.dir, 'home'), {
+      network: { allowedDomains: [`localhost:${port}`], allowAddresses: ['127.0.0.0/8', '::1'] },
+    });
     try {
       const before = hits;
       const r = await run(reg, base.dir, `curl -sS --max-time 10 http://localhost:${port}/`);
@@ -426,10 +405,7 @@ suite('no planting code that the host runs later', () => {
     git(ws, 'commit', '-qm', 'first');
     await writeFile(path.join(sub, 'x.txt'), 'x\n');
     git(sub, 'init', '-q');
-    reg = registerBuiltinTools(
-      createRegistry({ sandbox: { mode: 'required', filesystem: { home: path.join(base.dir, 'home') } } }),
-      ['bash'],
-    );
+    reg = contained(path.join(base.dir, 'home'));
   });
   afterAll(async () => {
     await reg.dispose();
@@ -517,11 +493,9 @@ suite('no planting code that the host runs later', () => {
   });
 
   it('filesystem.allowWrite opens one protected path on purpose, and only that one', async () => {
-    const sandbox: SandboxOptions = {
-      mode: 'required',
-      filesystem: { home: path.join(base.dir, 'home'), allowWrite: [path.join(ws, '.git/hooks')] },
-    };
-    const open = registerBuiltinTools(createRegistry({ sandbox }), ['bash']);
+    const open = contained(path.join(base.dir, 'home'), {
+      filesystem: { allowWrite: [path.join(ws, '.git/hooks')] },
+    });
     try {
       const r = await run(open, ws, 'echo "#!/bin/sh" > .git/hooks/commit-msg && git config core.pager cat; true');
       expect(existsSync(path.join(ws, '.git/hooks/commit-msg'))).toBe(true);
@@ -543,10 +517,7 @@ suite('writes that vanish: the private /tmp under a host path', () => {
     await mkdir(ws);
     await mkdir(path.join(base.dir, 'elsewhere'));
     await mkdir(path.join(base.dir, 'home'));
-    reg = registerBuiltinTools(
-      createRegistry({ sandbox: { mode: 'required', filesystem: { home: path.join(base.dir, 'home') } } }),
-      ['bash'],
-    );
+    reg = contained(path.join(base.dir, 'home'));
   });
   afterAll(async () => {
     await reg.dispose();
