@@ -21,7 +21,7 @@ export const SANDBOX_BRIDGE_WAIT_STEPS = 300;
 
 /** Where the command's report of what it left in its private /tmp appears inside (a file bound from the host). */
 export const SANDBOX_TMP_REPORT = '/run/toolbelt-tmp-writes';
-/** Paths listed in that report at most. */
+/** Paths of that report the host reads at most. */
 export const SANDBOX_TMP_REPORT_LINES = 200;
 
 /** Directories replaced by a private tmpfs (their sockets, such as an ssh-agent's, are out of reach too). */
@@ -91,10 +91,18 @@ export function bwrapArguments(p: BwrapProfile): string[] {
 }
 
 /**
- * What runs inside: the shell with the command, preceded (when the proxy is on) by socat bridging
- * 127.0.0.1:SANDBOX_PROXY_PORT to the proxy socket, waited for until it listens, and followed
- * (with `tmpReport`) by a list of the files the command left in its private /tmp (which starts
- * empty, so each was written by the command), for the host to say which of them it never sees.
+ * The EXIT trap that lists what the command left in its private /tmp (which starts empty, so each
+ * file there was written by the command) into SANDBOX_TMP_REPORT, for the host to say which of them
+ * it never sees. `find` runs only when /tmp holds anything; the trap keeps the shell's exit status.
+ */
+const TMP_REPORT_TRAP =
+  'for f in /tmp/* /tmp/.[!.]* /tmp/..?*; do if [ -e "$f" ]; then ' +
+  `find /tmp -xdev -mindepth 1 ! -type d > ${SANDBOX_TMP_REPORT} 2>/dev/null; break; fi; done`;
+
+/**
+ * What runs inside: the shell with the command (with `tmpReport`, preceded on its first line by the
+ * trap that reports the private /tmp), itself preceded (when the proxy is on) by socat bridging
+ * 127.0.0.1:SANDBOX_PROXY_PORT to the proxy socket, waited for until it listens.
  */
 export function innerCommand(
   shell: string,
@@ -102,16 +110,14 @@ export function innerCommand(
   bridge: { socat: string } | undefined,
   tmpReport = false,
 ): string[] {
-  if (!bridge && !tmpReport) return [shell, '-c', command];
+  const text = tmpReport ? `trap '${TMP_REPORT_TRAP}' EXIT; ${command}` : command;
+  if (!bridge) return [shell, '-c', text];
   const hexPort = SANDBOX_PROXY_PORT.toString(16).toUpperCase().padStart(4, '0');
-  const start = bridge
-    ? `"$0" TCP-LISTEN:${SANDBOX_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${SANDBOX_PROXY_SOCKET} >/dev/null 2>&1 & ` +
-      `i=0; while [ $i -lt ${SANDBOX_BRIDGE_WAIT_STEPS} ] && ! grep -q ':${hexPort} 00000000:0000 0A' /proc/net/tcp; do sleep 0.01; i=$((i+1)); done; `
-    : '';
-  const script = tmpReport
-    ? `${start}"$@"; rc=$?; find /tmp -xdev -mindepth 1 ! -type d 2>/dev/null | head -n ${SANDBOX_TMP_REPORT_LINES} > ${SANDBOX_TMP_REPORT}; exit $rc`
-    : `${start}exec "$@"`;
-  return ['/bin/sh', '-c', script, bridge?.socat ?? 'sh', shell, '-c', command];
+  const script =
+    `"$0" TCP-LISTEN:${SANDBOX_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${SANDBOX_PROXY_SOCKET} >/dev/null 2>&1 & ` +
+    `i=0; while [ $i -lt ${SANDBOX_BRIDGE_WAIT_STEPS} ] && ! grep -q ':${hexPort} 00000000:0000 0A' /proc/net/tcp; do sleep 0.01; i=$((i+1)); done; ` +
+    'exec "$@"';
+  return ['/bin/sh', '-c', script, bridge.socat, shell, '-c', text];
 }
 
 /** The proxy URL commands inside use. */

@@ -14,7 +14,7 @@ import path from 'node:path';
 import type {} from '../authoring/tool.js';
 import type { Tool } from '../authoring/tool.js';
 import { findExecutable } from '../platform/files.js';
-import { bwrapArguments, innerCommand, normaliseRoots, proxyUrl } from './bwrap.js';
+import { bwrapArguments, innerCommand, normaliseRoots, proxyUrl, SANDBOX_TMP_REPORT_LINES } from './bwrap.js';
 import { findHiddenPaths, type HiddenPaths } from './secrets.js';
 import type { FilteringProxy } from './proxy.js';
 import { sandboxNote, tmpWritesNote } from './explain.js';
@@ -245,10 +245,12 @@ export class SandboxRuntime {
         ),
       finished: () =>
         (done ??= (async () => {
-          await releasePlaceholders(placeholders);
-          const lines = [await undoUnblockable(absent), await readTmpReport(report, writable)].filter(
-            (l): l is string => l !== undefined,
-          );
+          const [, undone, lost] = await Promise.all([
+            releasePlaceholders(placeholders),
+            undoUnblockable(absent),
+            readTmpReport(report, writable),
+          ]);
+          const lines = [undone, lost].filter((l): l is string => l !== undefined);
           return lines.length ? lines.join('\n') : undefined;
         })()),
     };
@@ -409,16 +411,24 @@ function holdPlaceholders(paths: string[]): string[] {
 }
 
 async function releasePlaceholders(paths: string[]): Promise<void> {
+  const gone: string[] = [];
   for (const p of paths) {
-    const left = (placeholderUsers.get(p) ?? 1) - 1;
-    if (left > 0) {
-      placeholderUsers.set(p, left);
-      continue;
-    }
-    placeholderUsers.delete(p);
-    // Only an empty directory is ours: anything else was put there by someone else since.
-    await fs.rmdir(p).catch(() => undefined);
+    const left = Math.max(0, (placeholderUsers.get(p) ?? 1) - 1);
+    placeholderUsers.set(p, left);
+    if (left === 0) gone.push(p);
   }
+  // Only an empty directory is ours: anything else was put there by someone else since. A path is
+  // forgotten only once removed, so a command starting meanwhile still takes it for a placeholder.
+  await Promise.all(
+    gone.map((p) =>
+      fs
+        .rmdir(p)
+        .catch(() => undefined)
+        .finally(() => {
+          if (!placeholderUsers.get(p)) placeholderUsers.delete(p);
+        }),
+    ),
+  );
 }
 
 /**
@@ -458,7 +468,7 @@ async function readTmpReport(report: string, writable: string[]): Promise<string
   const text = await fs.readFile(report, 'utf8').catch(() => '');
   await fs.rm(report, { force: true });
   const lost: string[] = [];
-  for (const p of text.split('\n').filter(Boolean)) {
+  for (const p of text.split('\n', SANDBOX_TMP_REPORT_LINES).filter(Boolean)) {
     if (writable.some((w) => within(p, w))) continue;
     const dir = path.dirname(p);
     const hostHas =
