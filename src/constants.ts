@@ -146,12 +146,8 @@ export { LIST_PROGRESS_EVERY as MEMORY_LIST_PROGRESS_EVERY } from './tools/memor
 export { MAX_EDIT_FILE_BYTES } from './tools/files/edit.js';
 export { MAX_RUNNING_JOBS, MAX_JOB_RECORDS, MAX_JOB_UNREAD_CHARS, MAX_JOB_LOG_BYTES } from './tools/bash/jobs.js';
 export { BACKEND_JOB_DEFAULT_TIMEOUT_MS, BACKEND_JOB_STOP_WAIT_MS } from './tools/bash/backend-jobs.js';
-export {
-  SANDBOX_PROBE_TIMEOUT_MS,
-  SECRET_SCAN_TTL_MS,
-  SANDBOX_SECRET_ENV,
-  SANDBOX_URL_CREDENTIALS,
-} from './sandbox/runtime.js';
+export { SANDBOX_PROBE_TIMEOUT_MS, SECRET_SCAN_TTL_MS } from './sandbox/runtime.js';
+export { SANDBOX_SECRET_ENV, SANDBOX_URL_CREDENTIALS } from './sandbox/env.js';
 export {
   SANDBOX_TMP_BYTES,
   SANDBOX_RUN_BYTES,

@@ -49,6 +49,8 @@ export interface ProtectedPaths {
   existing: string[];
   /** Missing paths: an empty read-only directory is mounted there while the command runs. */
   missing: string[];
+  /** allowWrite entries inside a protected path: bound writable again over the protection. */
+  reopen: string[];
 }
 
 function within(p: string, dir: string): boolean {
@@ -72,7 +74,7 @@ export interface ProtectInput {
 
 /** The protected paths for one command. */
 export async function findProtectedPaths(input: ProtectInput): Promise<ProtectedPaths> {
-  const out: ProtectedPaths = { existing: [], missing: [] };
+  const out: ProtectedPaths = { existing: [], missing: [], reopen: [] };
   const writable = (p: string) => input.writable.some((w) => within(p, w));
   // An allowWrite entry opens what it names, or what lies under it, but never by naming a root.
   const opened = (p: string) => input.allowWrite.some((a) => within(p, a) && !input.roots.some((r) => within(r, a)));
@@ -100,6 +102,7 @@ export async function findProtectedPaths(input: ProtectInput): Promise<Protected
     else for (const rel of REPOSITORY_PATHS) await consider(path.join(path.dirname(entry), rel), false);
   }
   for (const rel of SANDBOX_PROTECTED_HOME_PATHS) await consider(path.join(input.home, rel), false);
+  out.reopen = input.allowWrite.filter((a) => [...out.existing, ...out.missing].some((p) => within(a, p) && a !== p));
   return out;
 }
 

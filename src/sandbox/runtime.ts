@@ -6,18 +6,28 @@
  * Must not collect output or kill processes (the tools do, through process groups), nor build
  * bwrap's arguments itself (bwrap.ts) or scan for secrets (secrets.ts).
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, promises as fs, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type {} from '../authoring/tool.js';
 import type { Tool } from '../authoring/tool.js';
-import { findExecutable } from '../platform/files.js';
-import { bwrapArguments, innerCommand, normaliseRoots, proxyUrl, SANDBOX_TMP_REPORT_LINES } from './bwrap.js';
-import { findHiddenPaths, type HiddenPaths } from './secrets.js';
+import { bwrapArguments, innerCommand, normaliseRoots } from './bwrap.js';
+import { probeEngine, type Probe } from './probe.js';
+import { containedEnv } from './env.js';
+import {
+  absentUnblockable,
+  liveDirs,
+  installExitCleanup,
+  holdPlaceholders,
+  placeholderUsers,
+  readTmpReport,
+  releasePlaceholders,
+  undoUnblockable,
+} from './leftovers.js';
+import { findHiddenPaths, stillThere, type HiddenPaths } from './secrets.js';
 import type { FilteringProxy } from './proxy.js';
-import { sandboxNote, tmpWritesNote } from './explain.js';
+import { sandboxNote } from './explain.js';
 import { findProtectedPaths, pinnedDirectories } from './protect.js';
 import type { SandboxMode, SandboxOptions, SandboxStatus } from './types.js';
 
@@ -30,38 +40,14 @@ declare module '../authoring/tool.js' {
   }
 }
 
-/** How long the probe (a trivial command in bwrap) may take before the engine counts as broken, in ms. */
-export const SANDBOX_PROBE_TIMEOUT_MS = 5_000;
+export { SANDBOX_PROBE_TIMEOUT_MS } from './probe.js';
 /** How long a scan for secret files is reused before the next command scans again, in ms. */
 export const SECRET_SCAN_TTL_MS = 10_000;
-/**
- * Environment variables a contained command does not get: names that usually hold credentials.
- * Anywhere in the name: `PASSWORD`, `PASSWD`, `SECRET`, `TOKEN`, `CREDENTIAL`, `APIKEY`/`API_KEY`,
- * `PRIVATE_KEY`, `AUTH` (not `AUTHOR`: git's `GIT_AUTHOR_NAME` stays); `KEY` or `KEYS` as a whole
- * word (`AWS_ACCESS_KEY`, `KEY_ID`). So `PGPASSWORD`, `GITHUB_AUTHTOKEN`, `NPM_TOKEN`, `SSH_AUTH_SOCK` are left out.
- * The sandbox hides secret files; these are the same in the environment.
- */
-export const SANDBOX_SECRET_ENV =
-  /PASSWORD|PASSWD|SECRET|TOKEN|CREDENTIAL|API_?KEY|PRIVATE_?KEY|AUTH(?!OR)|(?:^|_)KEYS?(?:_|$)/i;
-/**
- * URL credentials in any variable's value (`scheme://user:pass@host`, `https://token@host`): the
- * `user:pass@` part is removed and the rest of the value kept (`TOOLBELT_STORE_URL`, `DATABASE_URL`).
- */
-export const SANDBOX_URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi;
-
 /** What installs the engine, named in the `required` refusal. */
 export const BWRAP_INSTALL_HINT =
   'install the bubblewrap package (Debian/Ubuntu: `sudo apt-get install bubblewrap`; Fedora: `sudo dnf install bubblewrap`)';
 const SOCAT_INSTALL_HINT =
   'install the socat package (Debian/Ubuntu: `sudo apt-get install socat`; Fedora: `sudo dnf install socat`)';
-
-/** The result of probing the engine once. */
-interface Probe {
-  bwrap?: string;
-  socat?: string;
-  /** Why bwrap cannot be used, when it cannot. */
-  problem?: string;
-}
 
 /** A command line that runs one command contained, and what explains its refusals. */
 export interface ContainedCommand {
@@ -205,9 +191,6 @@ export class SandboxRuntime {
       [...hidden.files, ...hidden.dirs, ...protect.existing, ...protect.missing, ...absent],
       writable,
     );
-    const reopen = allowWrite.filter((a) =>
-      [...protect.existing, ...protect.missing].some((p) => within(a, p) && a !== p),
-    );
     const domains = status.network === 'proxy' ? (options.network?.allowedDomains ?? []) : [];
     const proxy = domains.length ? await this.proxy(domains, options.network?.allowAddresses ?? []) : undefined;
     const report = this.tmpReportFile();
@@ -223,7 +206,7 @@ export class SandboxRuntime {
       pinned,
       protect,
       emptyDir: this.emptyDir(),
-      reopen,
+      reopen: protect.reopen,
       tmpReport: report,
     });
     const env = containedEnv(request.env, home, proxy !== undefined);
@@ -267,7 +250,7 @@ export class SandboxRuntime {
     const abs = path.resolve(roots[0] ?? process.cwd(), p);
     const real = await fs.realpath(abs).catch(() => undefined);
     return [abs, real].some(
-      (x) => x !== undefined && (hidden.files.includes(x) || hidden.dirs.some((d) => within(x, d))),
+      (x) => x !== undefined && (hidden.files.includes(x) || hidden.dirs.some((d) => x === d || x.startsWith(`${d}/`))),
     );
   }
 
@@ -397,88 +380,6 @@ export class SandboxRuntime {
   }
 }
 
-function within(p: string, dir: string): boolean {
-  return p === dir || p.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
-}
-
-// Placeholders (empty directories bwrap creates on the host as mount points for missing protected
-// paths) are shared by every command of this process: removed when the last one using a path ends.
-const placeholderUsers = new Map<string, number>();
-
-function holdPlaceholders(paths: string[]): string[] {
-  for (const p of paths) placeholderUsers.set(p, (placeholderUsers.get(p) ?? 0) + 1);
-  return paths;
-}
-
-async function releasePlaceholders(paths: string[]): Promise<void> {
-  const gone: string[] = [];
-  for (const p of paths) {
-    const left = Math.max(0, (placeholderUsers.get(p) ?? 1) - 1);
-    placeholderUsers.set(p, left);
-    if (left === 0) gone.push(p);
-  }
-  // Only an empty directory is ours: anything else was put there by someone else since. A path is
-  // forgotten only once removed, so a command starting meanwhile still takes it for a placeholder.
-  await Promise.all(
-    gone.map((p) =>
-      fs
-        .rmdir(p)
-        .catch(() => undefined)
-        .finally(() => {
-          if (!placeholderUsers.get(p)) placeholderUsers.delete(p);
-        }),
-    ),
-  );
-}
-
-/**
- * Paths in `.git` directories that git reads only when they exist and that no placeholder can
- * block (git fails on any `commondir` that is not its own): absent before the command, removed
- * after it if the command made one.
- */
-const UNBLOCKABLE_GIT_PATHS = ['commondir'];
-
-async function absentUnblockable(repositories: string[], roots: string[], writable: string[]): Promise<string[]> {
-  const gitDirs = [...roots.map((r) => path.join(r, '.git')), ...repositories];
-  const out: string[] = [];
-  for (const g of new Set(gitDirs)) {
-    if (!writable.some((w) => within(g, w)) || !(await fs.lstat(g).catch(() => undefined))?.isDirectory()) continue;
-    for (const name of UNBLOCKABLE_GIT_PATHS) {
-      const p = path.join(g, name);
-      if (!(await fs.lstat(p).catch(() => undefined))) out.push(p);
-    }
-  }
-  return out;
-}
-
-async function undoUnblockable(absent: string[]): Promise<string | undefined> {
-  const made: string[] = [];
-  for (const p of absent) {
-    if (!(await fs.lstat(p).catch(() => undefined))) continue;
-    await fs.rm(p, { recursive: true, force: true }).catch(() => undefined);
-    made.push(p);
-  }
-  return made.length
-    ? `[sandbox: ${made.join(', ')} ${made.length === 1 ? 'is' : 'are'} protected (git would read ${made.length === 1 ? 'it' : 'them'} and run what the repository's config names), so the sandbox removed what the command created there. To write it on purpose, ask the user to add the path to sandbox.filesystem.allowWrite.]`
-    : undefined;
-}
-
-/** The line about files the command left in its private /tmp where the host has the path or its directory. */
-async function readTmpReport(report: string, writable: string[]): Promise<string | undefined> {
-  const text = await fs.readFile(report, 'utf8').catch(() => '');
-  await fs.rm(report, { force: true });
-  const lost: string[] = [];
-  for (const p of text.split('\n', SANDBOX_TMP_REPORT_LINES).filter(Boolean)) {
-    if (writable.some((w) => within(p, w))) continue;
-    const dir = path.dirname(p);
-    const hostHas =
-      (await fs.lstat(p).catch(() => undefined)) !== undefined ||
-      (dir !== '/tmp' && (await fs.lstat(dir).catch(() => undefined))?.isDirectory() === true);
-    if (hostHas) lost.push(p);
-  }
-  return tmpWritesNote(lost);
-}
-
 /** `~` and `~/x` entries under the sandbox's home directory. */
 function expandHome(paths: string[], home: string): string[] {
   return paths.map((p) => (p === '~' || p.startsWith('~/') ? path.join(home, p.slice(1)) : p));
@@ -492,101 +393,4 @@ async function realPaths(paths: string[]): Promise<string[]> {
     if (real) out.push(real);
   }
   return out;
-}
-
-/** Drops hidden paths deleted since the scan: bwrap would create a mount point in their place. */
-async function stillThere(h: HiddenPaths): Promise<HiddenPaths> {
-  const keep = async (list: string[], dir: boolean) => {
-    const checked = await Promise.all(
-      list.map(async (p) => {
-        const st = await fs.lstat(p).catch(() => undefined);
-        return st && !st.isSymbolicLink() && st.isDirectory() === dir ? p : undefined;
-      }),
-    );
-    return checked.filter((p): p is string => p !== undefined);
-  };
-  return { ...h, files: await keep(h.files, false), dirs: await keep(h.dirs, true) };
-}
-
-/** The environment inside: no credential-looking variables, no URL credentials, HOME and TMPDIR set, the proxy (or none). */
-export function containedEnv(given: NodeJS.ProcessEnv, home: string, proxy: boolean): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(given))
-    if (!SANDBOX_SECRET_ENV.test(k) && !/_?proxy$/i.test(k)) env[k] = v?.replace(SANDBOX_URL_CREDENTIALS, '$1');
-  env.HOME = home;
-  env.TMPDIR = '/tmp';
-  if (proxy) {
-    const url = proxyUrl();
-    for (const k of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy']) env[k] = url;
-  }
-  return env;
-}
-
-/** Finds bwrap (and socat) on PATH and runs a trivial command in a sandbox like the real ones. */
-async function probeEngine(): Promise<Probe> {
-  if (process.platform !== 'linux')
-    return { problem: `the sandbox runs on Linux only (this is ${process.platform}; macOS is not supported yet)` };
-  const bwrap = await findExecutable('bwrap');
-  const socat = await findExecutable('socat');
-  if (!bwrap) return { socat, problem: 'bubblewrap (`bwrap`) was not found on PATH' };
-  const problem = await runProbe(bwrap);
-  return problem ? { socat, problem } : { bwrap, socat };
-}
-
-/** Runs `bwrap ... -- sh -c 'exit 0'`; resolves to the problem, or undefined when it worked. */
-function runProbe(bwrap: string): Promise<string | undefined> {
-  const args = [
-    ...bwrapArguments({
-      writable: [],
-      hidden: { files: [], dirs: [], truncated: false },
-      denyFile: '/dev/null',
-      home: '/',
-      cwd: '/',
-      privateTmp: true,
-    }),
-    '--',
-    '/bin/sh',
-    '-c',
-    'exit 0',
-  ];
-  return new Promise((resolve) => {
-    let stderr = '';
-    let settled = false;
-    const done = (problem: string | undefined) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(problem);
-    };
-    const child = spawn(bwrap, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
-    child.stderr.on('data', (c: Buffer) => {
-      if (stderr.length < 1000) stderr += c.toString('utf8');
-    });
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-      done(`${bwrap} did not finish a trivial command within ${SANDBOX_PROBE_TIMEOUT_MS} ms (the engine hangs)`);
-    }, SANDBOX_PROBE_TIMEOUT_MS);
-    timer.unref();
-    child.once('error', (err) => done(`${bwrap} could not be started (${err.message})`));
-    child.once('close', (code, signal) => {
-      if (code === 0) return done(undefined);
-      const why = stderr.trim().split('\n')[0] || (signal ? `signal ${signal}` : `exit code ${code}`);
-      done(`${bwrap} failed a trivial command (${why})`);
-    });
-  });
-}
-
-// Private directories of runtimes not closed before the process exits are removed then.
-const liveDirs = new Set<string>();
-let cleanupInstalled = false;
-function installExitCleanup(): void {
-  if (cleanupInstalled) return;
-  cleanupInstalled = true;
-  process.on('exit', () => {
-    for (const d of liveDirs) rmSync(d, { recursive: true, force: true });
-  });
 }

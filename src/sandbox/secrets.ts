@@ -146,3 +146,17 @@ async function walk(
     }
   }
 }
+
+/** Drops hidden paths deleted since the scan: bwrap would create a mount point in their place. */
+export async function stillThere(h: HiddenPaths): Promise<HiddenPaths> {
+  const keep = async (list: string[], dir: boolean) => {
+    const checked = await Promise.all(
+      list.map(async (p) => {
+        const st = await fs.lstat(p).catch(() => undefined);
+        return st && !st.isSymbolicLink() && st.isDirectory() === dir ? p : undefined;
+      }),
+    );
+    return checked.filter((p): p is string => p !== undefined);
+  };
+  return { ...h, files: await keep(h.files, false), dirs: await keep(h.dirs, true) };
+}
