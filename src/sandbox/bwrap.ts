@@ -53,7 +53,8 @@ export interface BwrapProfile {
   tmpReport?: string;
 }
 
-function within(p: string, dir: string): boolean {
+/** Whether `p` is `dir` or lies under it. */
+export function within(p: string, dir: string): boolean {
   return p === dir || p.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
 }
 

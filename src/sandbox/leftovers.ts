@@ -8,12 +8,8 @@
  */
 import { promises as fs, rmSync } from 'node:fs';
 import path from 'node:path';
-import { SANDBOX_TMP_REPORT_LINES } from './bwrap.js';
+import { SANDBOX_TMP_REPORT_LINES, within } from './bwrap.js';
 import { tmpWritesNote } from './explain.js';
-
-function within(p: string, dir: string): boolean {
-  return p === dir || p.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
-}
 
 // Placeholders (empty directories bwrap creates on the host as mount points for missing protected
 // paths) are shared by every command of this process: removed when the last one using a path ends.

@@ -7,6 +7,7 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { within } from './bwrap.js';
 
 /**
  * Paths under each workspace root (and under each git repository the secret scan finds) that stay
@@ -51,10 +52,6 @@ export interface ProtectedPaths {
   missing: string[];
   /** allowWrite entries inside a protected path: bound writable again over the protection. */
   reopen: string[];
-}
-
-function within(p: string, dir: string): boolean {
-  return p === dir || p.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
 }
 
 /** The inputs: real paths throughout. */
