@@ -146,14 +146,18 @@ export { LIST_PROGRESS_EVERY as MEMORY_LIST_PROGRESS_EVERY } from './tools/memor
 export { MAX_EDIT_FILE_BYTES } from './tools/files/edit.js';
 export { MAX_RUNNING_JOBS, MAX_JOB_RECORDS, MAX_JOB_UNREAD_CHARS, MAX_JOB_LOG_BYTES } from './tools/bash/jobs.js';
 export { BACKEND_JOB_DEFAULT_TIMEOUT_MS, BACKEND_JOB_STOP_WAIT_MS } from './tools/bash/backend-jobs.js';
-export { SANDBOX_PROBE_TIMEOUT_MS, SECRET_SCAN_TTL_MS, SANDBOX_SECRET_ENV } from './sandbox/runtime.js';
+export { SANDBOX_PROBE_TIMEOUT_MS, SECRET_SCAN_TTL_MS } from './sandbox/runtime.js';
+export { SANDBOX_SECRET_ENV, SANDBOX_URL_CREDENTIALS } from './sandbox/env.js';
 export {
   SANDBOX_TMP_BYTES,
   SANDBOX_RUN_BYTES,
   SANDBOX_PROXY_PORT,
   SANDBOX_PROXY_SOCKET,
   SANDBOX_BRIDGE_WAIT_STEPS,
+  SANDBOX_TMP_REPORT,
+  SANDBOX_TMP_REPORT_LINES,
 } from './sandbox/bwrap.js';
+export { SANDBOX_PROTECTED_PATHS, SANDBOX_PROTECTED_HOME_PATHS } from './sandbox/protect.js';
 export {
   SANDBOX_HIDDEN_HOME_PATHS,
   MAX_SECRET_SCAN_ENTRIES,

@@ -37,6 +37,7 @@ suite('sandbox.autoAllow', () => {
     await mkdir(path.join(ws, 'build'), { recursive: true });
     await mkdir(path.join(home, '.ssh'), { recursive: true });
     await writeFile(path.join(home, '.ssh/id_rsa'), 'DECOY-POLICY-KEY');
+    await writeFile(path.join(ws, '.env'), 'DECOY-POLICY-KEY');
     noBwrapPath = path.join(base.dir, 'path');
     await mkdir(noBwrapPath);
     const seen = new Set<string>();
@@ -74,10 +75,16 @@ suite('sandbox.autoAllow', () => {
     const rm = await bash(r, 'rm -rf build && echo removed');
     expect([rm.success, rm.result.output]).toEqual([true, 'removed\n']);
     expect(existsSync(path.join(ws, 'build'))).toBe(false);
-    const secret = await bash(r, 'cat ~/.ssh/id_rsa');
+    // A secret read is lifted only when the sandbox hides that very path: the workspace's .env is.
+    const secret = await bash(r, 'cat .env');
     expect(secret.success).toBe(true);
     expect(secret.result.output).toContain('is hidden by the sandbox');
     expect(secret.result.output).not.toContain('DECOY-POLICY-KEY');
+    // The policy reads `~` as the host's $HOME, which this sandbox (filesystem.home elsewhere) does
+    // not hide: a literal path there would be printed, so that ask stands.
+    const homeSecret = await bash(r, 'cat ~/.ssh/id_rsa');
+    expect(homeSecret.success).toBe(false);
+    expect(homeSecret.result.output).toContain('needs approval');
     const decision = await r.policy!.decide(
       'bash',
       { command: 'rm -rf build' },

@@ -483,7 +483,8 @@ suite('network.allowedDomains: only the allowed hosts, through the proxy', () =>
         sandbox: {
           mode: 'required',
           filesystem: { home: dir.dir },
-          network: { allowedDomains: [new URL(allowedUrl).host] },
+          // Loopback test servers: the proxy refuses non-public addresses unless allowAddresses names them.
+          network: { allowedDomains: [new URL(allowedUrl).host], allowAddresses: ['127.0.0.1/32'] },
         },
       }),
     );

@@ -177,7 +177,11 @@ export class Policy {
     decision.reason = explainDecision(decision);
     // sandbox.autoAllow: asks about what the OS sandbox contains need no answer while it is on.
     if (decision.action === 'ask' && sandbox?.autoAllow && (await sandbox.enabled())) {
-      const lifted = liftContainedAsks(decision, (c) => this.askedByPattern(c));
+      const lifted = await liftContainedAsks(
+        decision,
+        (c) => this.askedByPattern(c),
+        sandbox.hidden && ((p: string) => sandbox.hidden!(p)),
+      );
       if (lifted) return lifted;
     }
     // skills.honorAllowedTools: asks about tools a skill this session loaded pre-approves.

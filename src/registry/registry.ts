@@ -40,7 +40,13 @@ import type { CheckEnvironment } from '../policy/checks.js';
 import { PendingCalls, type LateResult } from './pending.js';
 import { Telemetry, type TelemetryOptions } from '../pipeline/telemetry.js';
 import type { PendingCall } from '../pipeline/types.js';
-import { installSandbox, type SandboxOptions, type SandboxRuntime, type SandboxStatus } from '../sandbox/index.js';
+import {
+  installSandbox,
+  sandboxPolicyFacts,
+  type SandboxOptions,
+  type SandboxRuntime,
+  type SandboxStatus,
+} from '../sandbox/index.js';
 import type { NamespaceContext, StoreNamespace, ToolStore } from '../store/types.js';
 import { storeScope } from '../store/scope.js';
 import { storedApprovals } from '../policy/approvals.js';
@@ -266,13 +272,7 @@ export class Registry {
         policy: options.policy,
         loopGuard: options.loopGuard,
         // sandbox.autoAllow: the policy asks whether a call's commands would run contained.
-        sandbox: (initCtx) => {
-          const sandbox = this.sandboxRuntime.optionsFor(initCtx);
-          return {
-            autoAllow: sandbox.autoAllow === true,
-            enabled: async () => (await this.sandboxRuntime.status(sandbox)).enabled,
-          };
-        },
+        sandbox: (initCtx) => sandboxPolicyFacts(this.sandboxRuntime, initCtx),
         skills: (initCtx) => skills.policyGrants(initCtx),
       },
       (ctx) => {

@@ -8,6 +8,7 @@
  * Must not judge rules (policy/) nor start the engine: it re-reads a decision the policy made.
  */
 import { SECRET_FILE_PATTERNS } from '../policy/defaults.js';
+import { matchPath } from '../policy/glob.js';
 import type { CheckDecision, PolicyCheck, PolicyDecision } from '../policy/types.js';
 
 /** What the policy needs to know about the sandbox a call would run in. */
@@ -16,6 +17,17 @@ export interface SandboxPolicyFacts {
   autoAllow: boolean;
   /** Whether the call's commands would run contained (probes the engine once per registry). */
   enabled(): Promise<boolean>;
+  /**
+   * Whether a path (workspace-relative or absolute, as a check's subject names it) is hidden from the
+   * call's commands. Absent: no path counts as hidden, so no secret read is lifted.
+   */
+  hidden?(path: string): Promise<boolean>;
+}
+
+/** Whether a path looks like a secret file (the default policy's secret patterns, at any depth). */
+function secretLooking(p: string): boolean {
+  const rel = p.replace(/^\/+/, '');
+  return SECRET_FILE_PATTERNS.some((g) => matchPath(g, rel) || matchPath(`**/${g}`, rel));
 }
 
 /** The tools whose asks the sandbox can answer: their processes run contained. */
@@ -25,6 +37,8 @@ const CONTAINED_TOOLS = ['bash'];
 export function containedReason(
   d: CheckDecision,
   namedByAskPattern: (check: PolicyCheck) => boolean = () => false,
+  /** Whether the check's path is hidden from the call's commands (false when unknown). */
+  hidden = false,
 ): string | undefined {
   if (d.action !== 'ask' || !CONTAINED_TOOLS.includes(d.check.tool)) return undefined;
   const subject = d.check.subject;
@@ -35,9 +49,13 @@ export function containedReason(
   if (subject?.kind === 'path') {
     if (d.check.permissions.includes('write'))
       return subject.outside ? 'it writes outside the workspace, which the sandbox keeps read-only' : undefined;
+    // Only what the sandbox really hides for this call: a secret it did not find would be read in clear.
     if (d.rule.pattern !== undefined && SECRET_FILE_PATTERNS.includes(d.rule.pattern))
-      return 'it reads a secret file, which the sandbox hides';
-    return subject.outside ? 'it reads outside the workspace, and the sandbox hides the secrets there' : undefined;
+      return hidden ? 'it reads a secret file, which the sandbox hides' : undefined;
+    if (!subject.outside) return undefined;
+    return hidden || !secretLooking(subject.value)
+      ? 'it reads outside the workspace, and the sandbox hides the secrets there'
+      : undefined;
   }
   // A rule about bash in general or its danger: the sandbox bounds the damage; a command pattern is the user's.
   if (d.rule.pattern === undefined && !namedByAskPattern(d.check))
@@ -49,15 +67,23 @@ export function containedReason(
  * The decision with its asks lifted when every asking check is one the sandbox contains (and none
  * is denied); undefined when the sandbox cannot answer for it.
  */
-export function liftContainedAsks(
+export async function liftContainedAsks(
   decision: PolicyDecision,
   /** Whether an ask rule with a pattern also matches the check (the first matching rule decided; others may name it too). */
   namedByAskPattern?: (check: PolicyCheck) => boolean,
-): PolicyDecision | undefined {
+  /** Whether a path is hidden from the call's commands (SandboxPolicyFacts.hidden). */
+  hidden?: (path: string) => Promise<boolean>,
+): Promise<PolicyDecision | undefined> {
   if (decision.action !== 'ask') return undefined;
   const asking = decision.checks.filter((c) => c.action === 'ask');
   if (decision.checks.some((c) => c.action === 'deny') || !asking.length) return undefined;
-  const reasons = asking.map((c) => containedReason(c, namedByAskPattern));
+  const isHidden = async (c: CheckDecision) => {
+    const s = c.check.subject;
+    if (s?.kind !== 'path' || !hidden) return false;
+    for (const p of [s.value, ...(s.also ?? [])]) if (await hidden(p)) return true;
+    return false;
+  };
+  const reasons = await Promise.all(asking.map(async (c) => containedReason(c, namedByAskPattern, await isHidden(c))));
   if (reasons.some((r) => r === undefined)) return undefined;
   const why = [...new Set(reasons)].join('; ');
   return {

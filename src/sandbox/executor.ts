@@ -74,7 +74,8 @@ export function createSandboxExecutor(options: SandboxExecutorOptions): SandboxE
       }
       const { file, args, env: childEnv } = launch ?? { file: await shell, args: ['-c', command], env };
       const result = await runBounded(file, args, options.workspaceRoot, childEnv, timeoutMs);
-      const note = launch && result.exitCode !== 0 ? launch.explain(result.output) : undefined;
+      const after = launch ? await launch.finished() : undefined;
+      const note = [launch?.explain(result.output, result.exitCode !== 0), after].filter(Boolean).join('\n');
       return note ? { ...result, output: `${result.output.replace(/\n*$/, '\n')}${note}` } : result;
     },
   };

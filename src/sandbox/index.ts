@@ -5,7 +5,9 @@
  */
 import type { Tool } from '../authoring/tool.js';
 import { standaloneTenant, tenantOf, type Tenant } from '../workspace/tenant.js';
+import { workspaceRootFor } from '../workspace/workspace.js';
 import { SandboxRuntime } from './runtime.js';
+import type { SandboxPolicyFacts } from './auto-allow.js';
 import type { SandboxOptions, SandboxStatus } from './types.js';
 
 export { SandboxRuntime, type ContainedCommand } from './runtime.js';
@@ -36,4 +38,15 @@ export function sandboxForCall(ctx: Tool.Context): { runtime: SandboxRuntime; op
     tenant && typeof (tenant as Tenant).slot === 'function' ? (tenant as Tenant) : standaloneTenant
   ).slot(SLOT, () => new SandboxRuntime());
   return { runtime, options: runtime.optionsFor(initCtx) };
+}
+
+/** What the policy asks of the sandbox for calls made under `initCtx` (sandbox.autoAllow). */
+export function sandboxPolicyFacts(runtime: SandboxRuntime, initCtx: Tool.InitContext): SandboxPolicyFacts {
+  const options = runtime.optionsFor(initCtx);
+  const roots = [workspaceRootFor(initCtx), ...(Array.isArray(initCtx.additionalRoots) ? initCtx.additionalRoots : [])];
+  return {
+    autoAllow: options.autoAllow === true,
+    enabled: async () => (await runtime.status(options)).enabled,
+    hidden: (p) => runtime.isHidden(p, roots, options),
+  };
 }

@@ -10,7 +10,7 @@ export const SANDBOX_MODES: readonly SandboxMode[] = ['auto', 'required', 'off']
 
 const KEYS = ['mode', 'filesystem', 'network', 'autoAllow'];
 const FS_KEYS = ['allowWrite', 'denyRead', 'home'];
-const NET_KEYS = ['allowedDomains'];
+const NET_KEYS = ['allowedDomains', 'allowAddresses'];
 
 /** Whether `value` is a sandbox mode. */
 export function isSandboxMode(value: unknown): value is SandboxMode {
@@ -45,6 +45,6 @@ export function sandboxOptionsProblems(value: unknown, at = 'sandbox'): { path: 
     }
   };
   group('filesystem', FS_KEYS, ['allowWrite', 'denyRead']);
-  group('network', NET_KEYS, ['allowedDomains']);
+  group('network', NET_KEYS, ['allowedDomains', 'allowAddresses']);
   return problems;
 }

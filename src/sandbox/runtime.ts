@@ -6,17 +6,29 @@
  * Must not collect output or kill processes (the tools do, through process groups), nor build
  * bwrap's arguments itself (bwrap.ts) or scan for secrets (secrets.ts).
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, promises as fs, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, promises as fs, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type {} from '../authoring/tool.js';
 import type { Tool } from '../authoring/tool.js';
-import { findExecutable } from '../platform/files.js';
-import { bwrapArguments, innerCommand, normaliseRoots, proxyUrl } from './bwrap.js';
-import { findHiddenPaths, type HiddenPaths } from './secrets.js';
+import { bwrapArguments, innerCommand, normaliseRoots } from './bwrap.js';
+import { probeEngine, type Probe } from './probe.js';
+import { containedEnv } from './env.js';
+import {
+  absentUnblockable,
+  liveDirs,
+  installExitCleanup,
+  holdPlaceholders,
+  placeholderUsers,
+  readTmpReport,
+  releasePlaceholders,
+  undoUnblockable,
+} from './leftovers.js';
+import { findHiddenPaths, stillThere, type HiddenPaths } from './secrets.js';
 import type { FilteringProxy } from './proxy.js';
 import { sandboxNote } from './explain.js';
+import { findProtectedPaths, pinnedDirectories } from './protect.js';
 import type { SandboxMode, SandboxOptions, SandboxStatus } from './types.js';
 
 declare module '../authoring/tool.js' {
@@ -28,37 +40,33 @@ declare module '../authoring/tool.js' {
   }
 }
 
-/** How long the probe (a trivial command in bwrap) may take before the engine counts as broken, in ms. */
-export const SANDBOX_PROBE_TIMEOUT_MS = 5_000;
+export { SANDBOX_PROBE_TIMEOUT_MS } from './probe.js';
 /** How long a scan for secret files is reused before the next command scans again, in ms. */
 export const SECRET_SCAN_TTL_MS = 10_000;
-/**
- * Environment variables a contained command does not get: names that usually hold credentials
- * (API keys, tokens, passwords). The sandbox hides secret files; these are the same in the environment.
- */
-export const SANDBOX_SECRET_ENV = /(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)(?:_|$)/i;
-
 /** What installs the engine, named in the `required` refusal. */
 export const BWRAP_INSTALL_HINT =
   'install the bubblewrap package (Debian/Ubuntu: `sudo apt-get install bubblewrap`; Fedora: `sudo dnf install bubblewrap`)';
 const SOCAT_INSTALL_HINT =
   'install the socat package (Debian/Ubuntu: `sudo apt-get install socat`; Fedora: `sudo dnf install socat`)';
 
-/** The result of probing the engine once. */
-interface Probe {
-  bwrap?: string;
-  socat?: string;
-  /** Why bwrap cannot be used, when it cannot. */
-  problem?: string;
-}
-
 /** A command line that runs one command contained, and what explains its refusals. */
 export interface ContainedCommand {
   file: string;
   args: string[];
   env: NodeJS.ProcessEnv;
-  /** The note to append to a failed command's output, if the sandbox refused something. */
-  explain(output: string): string | undefined;
+  /**
+   * The note to append to a command's output, if the sandbox refused something: every refusal when
+   * the command failed, only writes to protected paths (and moves of what stays in place) when it
+   * did not (a `cmd; true` must not hide them).
+   */
+  explain(output: string, failed?: boolean): string | undefined;
+  /**
+   * Call once when the process has ended: removes the placeholders that blocked missing protected
+   * paths (when no other command of this process still needs them), undoes what no placeholder can
+   * block, and returns the line to add to the result (files the command left in its private /tmp
+   * under a path the host has, a protected file it created), or undefined.
+   */
+  finished(): Promise<string | undefined>;
 }
 
 /** The options in force for one init context: the registry's, overridden by `initCtx.sandbox`. */
@@ -166,10 +174,27 @@ export class SandboxRuntime {
     }
     const probe = await this.probe();
     const home = this.home(options);
-    const writable = normaliseRoots(await realPaths([...request.roots, ...(options.filesystem?.allowWrite ?? [])]));
+    const allowWrite = await realPaths(expandHome(options.filesystem?.allowWrite ?? [], home));
+    const roots = normaliseRoots(await realPaths(request.roots));
+    const writable = normaliseRoots([...roots, ...allowWrite]);
     const hidden = await this.hidden(writable, home, options.filesystem?.denyRead ?? []);
+    const protect = await findProtectedPaths({
+      writable,
+      roots,
+      home,
+      repositories: hidden.repositories ?? [],
+      allowWrite,
+      placeholder: (p) => placeholderUsers.has(p),
+    });
+    const absent = await absentUnblockable(hidden.repositories ?? [], roots, writable);
+    const pinned = pinnedDirectories(
+      [...hidden.files, ...hidden.dirs, ...protect.existing, ...protect.missing, ...absent],
+      writable,
+    );
     const domains = status.network === 'proxy' ? (options.network?.allowedDomains ?? []) : [];
-    const proxy = domains.length ? await this.proxy(domains) : undefined;
+    const proxy = domains.length ? await this.proxy(domains, options.network?.allowAddresses ?? []) : undefined;
+    const report = this.tmpReportFile();
+    const placeholders = holdPlaceholders(protect.missing);
     const args = bwrapArguments({
       writable,
       hidden,
@@ -178,18 +203,55 @@ export class SandboxRuntime {
       cwd: request.cwd,
       privateTmp: true,
       proxySocket: proxy?.socketPath,
+      pinned,
+      protect,
+      emptyDir: this.emptyDir(),
+      reopen: protect.reopen,
+      tmpReport: report,
     });
     const env = containedEnv(request.env, home, proxy !== undefined);
+    let done: Promise<string | undefined> | undefined;
+    const protectedAll = [...protect.existing, ...protect.missing, ...absent];
     return {
       file: probe.bwrap!,
       args: [
         ...args,
         '--',
-        ...innerCommand(request.shell, request.command, proxy ? { socat: probe.socat! } : undefined),
+        ...innerCommand(request.shell, request.command, proxy ? { socat: probe.socat! } : undefined, true),
       ],
       env,
-      explain: (output) => sandboxNote(output, { cwd: request.cwd, writable, hidden, allowedDomains: domains }),
+      explain: (output, failed = true) =>
+        sandboxNote(
+          output,
+          { cwd: request.cwd, writable, hidden, allowedDomains: domains, protected: protectedAll },
+          failed,
+        ),
+      finished: () =>
+        (done ??= (async () => {
+          const [, undone, lost] = await Promise.all([
+            releasePlaceholders(placeholders),
+            undoUnblockable(absent),
+            readTmpReport(report, writable),
+          ]);
+          const lines = [undone, lost].filter((l): l is string => l !== undefined);
+          return lines.length ? lines.join('\n') : undefined;
+        })()),
     };
+  }
+
+  /** Whether `p` (absolute, or relative to the first root) is one of the paths hidden for commands run with these roots and options. */
+  async isHidden(p: string, roots: string[], options: SandboxOptions): Promise<boolean> {
+    const status = await this.status(options);
+    if (!status.enabled) return false;
+    const home = this.home(options);
+    const allowWrite = await realPaths(expandHome(options.filesystem?.allowWrite ?? [], home));
+    const writable = normaliseRoots([...(await realPaths(roots)), ...allowWrite]);
+    const hidden = await this.hidden(writable, home, options.filesystem?.denyRead ?? []);
+    const abs = path.resolve(roots[0] ?? process.cwd(), p);
+    const real = await fs.realpath(abs).catch(() => undefined);
+    return [abs, real].some(
+      (x) => x !== undefined && (hidden.files.includes(x) || hidden.dirs.some((d) => x === d || x.startsWith(`${d}/`))),
+    );
   }
 
   /**
@@ -249,14 +311,25 @@ export class SandboxRuntime {
     return this.probing;
   }
 
-  private hidden(roots: string[], home: string, denyRead: readonly string[]): Promise<HiddenPaths> {
+  /**
+   * The paths to hide: the last scan while it is fresh (SECRET_SCAN_TTL_MS) and every path it hid is
+   * still there; a new scan as soon as one vanished (moved on the host, by a file tool or the user),
+   * so a moved secret is found at its new path by the next command, not 10 s later.
+   */
+  private async hidden(roots: string[], home: string, denyRead: readonly string[]): Promise<HiddenPaths> {
     const key = JSON.stringify([roots, home, denyRead]);
+    const fresh = () => {
+      const made = { at: Date.now(), hidden: findHiddenPaths({ roots, home, denyRead }) };
+      this.scans.set(key, made);
+      return made;
+    };
     let scan = this.scans.get(key);
-    if (!scan || Date.now() - scan.at > SECRET_SCAN_TTL_MS) {
-      scan = { at: Date.now(), hidden: findHiddenPaths({ roots, home, denyRead }) };
-      this.scans.set(key, scan);
-    }
-    return scan.hidden.then(stillThere);
+    if (!scan || Date.now() - scan.at > SECRET_SCAN_TTL_MS) scan = fresh();
+    const found = await scan.hidden;
+    const there = await stillThere(found);
+    if (there.files.length === found.files.length && there.dirs.length === found.dirs.length) return there;
+    if (this.scans.get(key) === scan) scan = fresh();
+    return stillThere(await (this.scans.get(key) ?? scan).hidden);
   }
 
   /** The private directory (0700): the mask file and proxy sockets. Made on first use. */
@@ -279,18 +352,37 @@ export class SandboxRuntime {
     return file;
   }
 
-  private proxy(domains: string[]): Promise<FilteringProxy> {
-    const key = JSON.stringify(domains);
+  /** An empty, read-only directory: the placeholder mounted where a missing protected path would be made. */
+  private emptyDir(): string {
+    const dir = path.join(this.privateDir(), 'empty');
+    if (!existsSync(dir)) mkdirSync(dir, { mode: 0o555 });
+    return dir;
+  }
+
+  /** A new, empty file for one command's /tmp report. */
+  private tmpReportFile(): string {
+    const file = path.join(this.privateDir(), `tmp-${randomBytes(6).toString('hex')}`);
+    writeFileSync(file, '', { mode: 0o600 });
+    return file;
+  }
+
+  private proxy(domains: string[], allowAddresses: string[]): Promise<FilteringProxy> {
+    const key = JSON.stringify([domains, allowAddresses]);
     let p = this.proxies.get(key);
     if (!p) {
       const socket = path.join(this.privateDir(), `proxy-${this.proxies.size}.sock`);
       // Node's HTTP stack loads only when a registry allows hosts (the root entry loads none).
-      p = import('./proxy.js').then(({ FilteringProxy: Proxy }) => Proxy.start(socket, domains));
+      p = import('./proxy.js').then(({ FilteringProxy: Proxy }) => Proxy.start(socket, domains, allowAddresses));
       this.proxies.set(key, p);
       p.catch(() => this.proxies.delete(key));
     }
     return p;
   }
+}
+
+/** `~` and `~/x` entries under the sandbox's home directory. */
+function expandHome(paths: string[], home: string): string[] {
+  return paths.map((p) => (p === '~' || p.startsWith('~/') ? path.join(home, p.slice(1)) : p));
 }
 
 /** Real paths of the ones that exist (a missing allowWrite entry is left out). */
@@ -301,100 +393,4 @@ async function realPaths(paths: string[]): Promise<string[]> {
     if (real) out.push(real);
   }
   return out;
-}
-
-/** Drops hidden paths deleted since the scan: bwrap would create a mount point in their place. */
-async function stillThere(h: HiddenPaths): Promise<HiddenPaths> {
-  const keep = async (list: string[], dir: boolean) => {
-    const checked = await Promise.all(
-      list.map(async (p) => {
-        const st = await fs.lstat(p).catch(() => undefined);
-        return st && !st.isSymbolicLink() && st.isDirectory() === dir ? p : undefined;
-      }),
-    );
-    return checked.filter((p): p is string => p !== undefined);
-  };
-  return { files: await keep(h.files, false), dirs: await keep(h.dirs, true), truncated: h.truncated };
-}
-
-/** The environment inside: no credential-looking variables, HOME and TMPDIR set, the proxy (or none). */
-function containedEnv(given: NodeJS.ProcessEnv, home: string, proxy: boolean): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(given)) if (!SANDBOX_SECRET_ENV.test(k) && !/_?proxy$/i.test(k)) env[k] = v;
-  env.HOME = home;
-  env.TMPDIR = '/tmp';
-  if (proxy) {
-    const url = proxyUrl();
-    for (const k of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy']) env[k] = url;
-  }
-  return env;
-}
-
-/** Finds bwrap (and socat) on PATH and runs a trivial command in a sandbox like the real ones. */
-async function probeEngine(): Promise<Probe> {
-  if (process.platform !== 'linux')
-    return { problem: `the sandbox runs on Linux only (this is ${process.platform}; macOS is not supported yet)` };
-  const bwrap = await findExecutable('bwrap');
-  const socat = await findExecutable('socat');
-  if (!bwrap) return { socat, problem: 'bubblewrap (`bwrap`) was not found on PATH' };
-  const problem = await runProbe(bwrap);
-  return problem ? { socat, problem } : { bwrap, socat };
-}
-
-/** Runs `bwrap ... -- sh -c 'exit 0'`; resolves to the problem, or undefined when it worked. */
-function runProbe(bwrap: string): Promise<string | undefined> {
-  const args = [
-    ...bwrapArguments({
-      writable: [],
-      hidden: { files: [], dirs: [], truncated: false },
-      denyFile: '/dev/null',
-      home: '/',
-      cwd: '/',
-      privateTmp: true,
-    }),
-    '--',
-    '/bin/sh',
-    '-c',
-    'exit 0',
-  ];
-  return new Promise((resolve) => {
-    let stderr = '';
-    let settled = false;
-    const done = (problem: string | undefined) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(problem);
-    };
-    const child = spawn(bwrap, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
-    child.stderr.on('data', (c: Buffer) => {
-      if (stderr.length < 1000) stderr += c.toString('utf8');
-    });
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-      done(`${bwrap} did not finish a trivial command within ${SANDBOX_PROBE_TIMEOUT_MS} ms (the engine hangs)`);
-    }, SANDBOX_PROBE_TIMEOUT_MS);
-    timer.unref();
-    child.once('error', (err) => done(`${bwrap} could not be started (${err.message})`));
-    child.once('close', (code, signal) => {
-      if (code === 0) return done(undefined);
-      const why = stderr.trim().split('\n')[0] || (signal ? `signal ${signal}` : `exit code ${code}`);
-      done(`${bwrap} failed a trivial command (${why})`);
-    });
-  });
-}
-
-// Private directories of runtimes not closed before the process exits are removed then.
-const liveDirs = new Set<string>();
-let cleanupInstalled = false;
-function installExitCleanup(): void {
-  if (cleanupInstalled) return;
-  cleanupInstalled = true;
-  process.on('exit', () => {
-    for (const d of liveDirs) rmSync(d, { recursive: true, force: true });
-  });
 }

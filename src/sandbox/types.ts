@@ -12,7 +12,7 @@ export interface SandboxOptions {
   /** Default `off` for `createRegistry`, `auto` for the `toolbelt` command. */
   mode?: SandboxMode;
   filesystem?: {
-    /** More paths the command may write besides the workspace roots and its private /tmp. */
+    /** More paths the command may write besides the workspace roots and its private /tmp (`~/` means `home`); naming a protected path (`.git/hooks`) opens it. */
     allowWrite?: string[];
     /**
      * More paths hidden from the command besides the default secret list (`~/.ssh`, `.env*`,
@@ -29,6 +29,13 @@ export interface SandboxOptions {
      * sandbox's HTTP(S) proxy; empty or absent: no network at all.
      */
     allowedDomains?: string[];
+    /**
+     * Addresses (CIDRs or single addresses, `127.0.0.1/32`, `10.0.0.0/8`, `::1`) the proxy may
+     * connect to although they are not public: by default an allowed name that resolves to a
+     * loopback, private, link-local, unspecified or cloud metadata address is refused, as webfetch
+     * refuses it (the package's SSRF rules).
+     */
+    allowAddresses?: string[];
   };
   /**
    * Let a bash command the policy would ask about only because of what the sandbox contains

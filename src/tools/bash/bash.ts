@@ -141,7 +141,15 @@ export const BashTool = Tool.define<typeof parameters, BashMetadata>(
     const launchFor = async (command: string, cwd: string) => {
       const env = { ...process.env, ...NON_INTERACTIVE_ENV };
       const contained = await sandbox.contain({ shell, command, cwd, roots, env }, sandboxOptions);
-      return contained ?? { file: shell, args: ['-c', command], env, explain: () => undefined };
+      return (
+        contained ?? {
+          file: shell,
+          args: ['-c', command],
+          env,
+          explain: () => undefined,
+          finished: () => Promise.resolve(undefined),
+        }
+      );
     };
     return {
       descriptionVariables: { sandbox: sandboxLine(sandboxStatus) },
@@ -199,8 +207,10 @@ export const BashTool = Tool.define<typeof parameters, BashMetadata>(
           dangerReasons: danger.segments.flatMap((s) => s.reasons),
           sandboxed,
         };
-        // A command the sandbox stopped says what was refused and why, beside the raw error.
-        const note = run.exitCode !== 0 ? launch.explain(run.text) : undefined;
+        // A command the sandbox stopped says what was refused and why, beside the raw error; any
+        // command says where its writes to the private /tmp went (and what it may not create).
+        const after = await launch.finished();
+        const note = [launch.explain(run.text, run.exitCode !== 0), after].filter(Boolean).join('\n');
         return {
           title: resultTitle(title, run, timeoutMs),
           metadata,

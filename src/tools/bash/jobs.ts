@@ -259,7 +259,7 @@ export class JobTable {
     /** The registry's private store, where the job's full log goes. */
     outputs: SavedOutputs;
     /** The process to start instead of `shell -c command` (the sandbox engine containing it). */
-    launch?: { file: string; args: string[]; env: NodeJS.ProcessEnv };
+    launch?: { file: string; args: string[]; env: NodeJS.ProcessEnv; finished?: () => Promise<unknown> };
   }): BackgroundJob {
     const id = this.admit();
     const [file, args, env] = opts.launch
@@ -271,6 +271,8 @@ export class JobTable {
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    // The sandbox's placeholders for this command are released when it ends.
+    if (opts.launch?.finished) child.once('close', () => void opts.launch!.finished!().catch(() => undefined));
     const job = new BackgroundJob(id, opts.command, opts.sessionID, child, opts.outputs);
     this.jobs.set(id, job);
     liveJobs.add(job);
