@@ -11,7 +11,7 @@ import { createRegistry, type ToolRegistryImpl } from '../registry.js';
 import { ALL_PERMISSIONS, parsePermissionList, type ToolPermission, type ToolPermissions } from '../permissions.js';
 import { builtinTools, registerBuiltinTools } from '../tools/index.js';
 import type { Tool } from '../tool.js';
-import { findPolicyFile, loadPolicyFile } from '../policy/policy.js';
+import { createPolicy, findPolicyFile, loadPolicyFile } from '../policy/policy.js';
 import { isSandboxMode, SANDBOX_MODES } from '../sandbox/options.js';
 import type { SandboxOptions } from '../sandbox/types.js';
 import type { OpenedStore } from '../store/postgres.js';
@@ -40,6 +40,7 @@ export const COMMON: ParseArgsConfig['options'] = {
   'rest-config': { type: 'string' },
   'no-builtins': { type: 'boolean' },
   policy: { type: 'string' },
+  'no-policy': { type: 'boolean' },
   sandbox: { type: 'string' },
   store: { type: 'string' },
   'store-namespace': { type: 'string' },
@@ -64,7 +65,7 @@ export interface Setup {
   registry: ToolRegistryImpl;
   initCtx: Tool.InitContext;
   grant: ToolPermission[];
-  /** The policy file in use (--policy FILE, else ./toolbelt.policy.json when present). */
+  /** The policy file in use (--policy FILE, else ./toolbelt.policy.json when present); without one the default policy applies (none with --no-policy). */
   policyFile?: string;
   /** The state store of --store / $TOOLBELT_STORE_URL, when one was given (closed by `close`). */
   store?: OpenedStore;
@@ -92,8 +93,24 @@ export async function makeRegistry(values: Values, ownsPolicy = false): Promise<
       );
     initCtx.workspaceRoot = root;
   }
-  const policyFile = await policyFileFor(values);
-  const policy = policyFile && !ownsPolicy ? await readPolicy(policyFile) : undefined;
+  if (values['no-policy'] && (values.policy !== undefined || ownsPolicy))
+    throw new UsageError(
+      ownsPolicy
+        ? '--no-policy does not apply to "toolbelt policy", which only reads policies.'
+        : '--no-policy and --policy contradict each other: pass one of them.',
+    );
+  const found = await policyFileFor(values);
+  if (values['no-policy'] && found)
+    process.stderr.write(`toolbelt: --no-policy: ${found} is not applied, and neither is the default policy.\n`);
+  const policyFile = values['no-policy'] ? undefined : found;
+  // The default policy applies unless --no-policy says otherwise (or the file says "extends": false).
+  const policy = ownsPolicy
+    ? undefined
+    : policyFile
+      ? await readPolicy(policyFile)
+      : values['no-policy']
+        ? undefined
+        : createPolicy();
   // `toolbelt policy` reads its file itself, but explain needs the file's sandbox (autoAllow) too.
   const fileSandbox =
     policy?.sandbox ??
