@@ -1,7 +1,7 @@
 /** Jest 30 in native ESM mode (run with --experimental-vm-modules); TypeScript via @swc/jest. */
 export default {
-  // Node's, with a temp dir per suite checked empty at its end (__tests__/environment.mjs).
-  testEnvironment: '<rootDir>/__tests__/environment.mjs',
+  // Node's, with a temp dir per suite checked empty at its end (__tests__/support/environment.mjs).
+  testEnvironment: '<rootDir>/__tests__/support/environment.mjs',
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
     '^.+\\.ts$': [
@@ -17,9 +17,9 @@ export default {
   testTimeout: 30000,
   // Guards for the host (docs/contributing.md): a private TMPDIR checked empty at the end, and no
   // variable the package reads taken from the host's environment.
-  globalSetup: '<rootDir>/__tests__/global-setup.mjs',
-  globalTeardown: '<rootDir>/__tests__/global-teardown.mjs',
-  setupFiles: ['<rootDir>/__tests__/setup-env.mjs'],
+  globalSetup: '<rootDir>/__tests__/support/global-setup.mjs',
+  globalTeardown: '<rootDir>/__tests__/support/global-teardown.mjs',
+  setupFiles: ['<rootDir>/__tests__/support/setup-env.mjs'],
   // Tests spawn real processes and servers; two workers match CI's two cores.
   maxWorkers: 2,
 };

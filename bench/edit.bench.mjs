@@ -7,7 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EditTool } from '../dist/tools/files/edit.js';
-import { readTracker } from '../dist/workspace.js';
+import { readTracker } from '../dist/workspace/workspace.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const outDir = path.join(here, 'out', 'edit');

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GrepTool } from '../dist/tools/grep/grep.js';
-import { findExecutable } from '../dist/files.js';
+import { findExecutable } from '../dist/platform/files.js';
 import { benchCtx, compare } from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -6,14 +6,14 @@
  * Must not hold a command's logic (each is its own module in src/cli/): it parses argv, sets up and dispatches.
  */
 import { parseArgs } from 'node:util';
-import { isEntryPoint } from './entry.js';
+import { isEntryPoint } from './cli/main-module.js';
 import { COMMON, UsageError, makeRegistry, type Command, type Values } from './cli/command.js';
 import { listCommand } from './cli/list.js';
 import { runCommand } from './cli/run.js';
 import { mcpCommand } from './cli/mcp.js';
 import { doctorCommand } from './cli/doctor.js';
 import { agentCommand } from './cli/agent.js';
-import { loadDotEnv } from './chat-model.js';
+import { loadDotEnv } from './providers/chat-model.js';
 import { policyCommand } from './cli/policy.js';
 import { memoryCommand } from './cli/memory.js';
 import { toolHelp } from './cli/tool-help.js';

@@ -4,13 +4,18 @@
  * registry's 30 s one), the public name carries the tool's prefix.
  * Must not define a value: each lives with the module that enforces it, and this file only re-exports it.
  */
-export { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from './registry.js';
-export { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, SELF_CAPPED_MAX_FACTOR, CAPPED_ERROR_MAX_CHARS } from './truncate.js';
-export { PROGRESS_EVENT } from './langchain.js';
-export { MIN_DESCRIPTION_CHARS } from './description-fit.js';
+export { DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_MS } from './registry/registry.js';
+export {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINES,
+  SELF_CAPPED_MAX_FACTOR,
+  CAPPED_ERROR_MAX_CHARS,
+} from './pipeline/truncate.js';
+export { PROGRESS_EVENT } from './registry/langchain.js';
+export { MIN_DESCRIPTION_CHARS } from './registry/description-fit.js';
 export { ABORT_GRACE_MS } from './pipeline/call.js';
-export { TRACER_NAME, MAX_SPAN_CONTENT_CHARS } from './telemetry.js';
-export { STALE_TEMP_MIN_AGE_MS, STALE_TEMP_MAX_AGE_MS } from './atomic-write.js';
+export { TRACER_NAME, MAX_SPAN_CONTENT_CHARS } from './pipeline/telemetry.js';
+export { STALE_TEMP_MIN_AGE_MS, STALE_TEMP_MAX_AGE_MS } from './workspace/atomic-write.js';
 export { SESSION_ID_PATTERN, MAX_SESSION_FILES } from './cli/session.js';
 export { CLI_MAX_SAVED_OUTPUTS, CLI_MAX_SAVED_OUTPUT_BYTES } from './cli/state.js';
 export { DEFAULT_MCP_HOST, MCP_HTTP_PATH, MCP_RESULT_META_CAPABILITY, MCP_SESSION_META_KEY } from './mcp/server.js';
@@ -28,7 +33,7 @@ export {
   TOOL_SEARCH_MAX_RESULTS,
   TOOL_SEARCH_MAX_DESCRIPTION_CHARS,
   DEFER_AUTO_BUDGET_CHARS,
-} from './mcp/lazy.js';
+} from './mcp/deferred.js';
 export { DEFAULT_MCP_MAX_TOTAL_TIMEOUT_MS } from './mcp/import.js';
 export { MCP_LIVENESS_INTERVAL_MS, MCP_LIVENESS_PING_MS, MCP_RECONNECT_DEFAULTS } from './mcp/connection.js';
 export { MAX_NESTING_DEPTH } from './tools/bash/danger.js';
@@ -49,7 +54,7 @@ export {
 } from './tools/files/edit-match.js';
 export { DIFF_CONTEXT_LINES, MAX_LISTED_MATCHES, MAX_CANDIDATE_LINES } from './tools/files/edit.js';
 export { MAX_GLOB_RESULTS } from './tools/files/glob.js';
-export { PROGRESS_INTERVAL_MS } from './progress.js';
+export { PROGRESS_INTERVAL_MS } from './authoring/progress.js';
 export { MAX_MATCHES, MAX_CONTEXT_LINES } from './tools/grep/grep.js';
 export { MAX_LINE_LENGTH as GREP_MAX_LINE_LENGTH, GREP_LINE_CUT_MARKER } from './tools/grep/results.js';
 export { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, LIST_DEFAULT_IGNORES } from './tools/files/list.js';
@@ -123,10 +128,10 @@ export { MAX_LINE_COUNT_BYTES } from './tools/files/file-info.js';
 export { DEFAULT_POLICY, SECRET_FILE_PATTERNS } from './policy/defaults.js';
 export { POLICY_FILE_NAME } from './policy/policy.js';
 export { POLICY_TREE_MAX_ENTRIES } from './policy/checks.js';
-export { ALL_PERMISSIONS } from './permissions.js';
+export { ALL_PERMISSIONS } from './authoring/permissions.js';
 export { MAX_REF_DEPTH } from './schema/portable.js';
 export { MAX_IGNORE_FILE_BYTES } from './tools/files/search-common.js';
-export { MAX_BRACE_EXPANSIONS } from './braces.js';
+export { MAX_BRACE_EXPANSIONS } from './text/braces.js';
 export {
   MAX_CONVERT_MS,
   MAX_HTML_DEPTH,
@@ -168,8 +173,9 @@ export {
   LINE_COUNT_SETTLE_MS,
   READ_SLICE_BYTES,
 } from './tools/files/read-tail.js';
-export { MAX_UNDO_RECORDS, MAX_UNDO_BYTES } from './undo-log.js';
-export { MAX_PENDING_CALLS, DEFAULT_PENDING_EXPIRY_MS, MAX_PENDING_EXPIRY_MS } from './pending.js';
+export { MAX_UNDO_RECORDS } from './tools/files/undo-log.js';
+export { MAX_UNDO_BYTES } from './tools/files/undo-state.js';
+export { MAX_PENDING_CALLS, DEFAULT_PENDING_EXPIRY_MS, MAX_PENDING_EXPIRY_MS } from './registry/pending.js';
 export {
   WEB_SEARCH_DEFAULT_RESULTS,
   WEB_SEARCH_MAX_RESULTS,

@@ -3,12 +3,14 @@
  * REST/OpenAPI tools (`agent-toolbelt/rest`), the SSRF guard (`agent-toolbelt/ssrf`), the policy
  * middleware (`agent-toolbelt/middleware`) and every named constant and limit (`agent-toolbelt/constants`)
  * have their own entries, so importing the root does not load them.
- * Must not define anything: it only re-exports what the docs teach (pinned by __tests__/public-api.txt).
+ * Must not define anything: it only re-exports what the docs teach (pinned by __tests__/package/public-api.txt).
  */
-export { Tool } from './tool.js';
+export { Tool } from './authoring/tool.js';
 export {
-  ToolRegistry,
+  Registry,
+  defaultRegistry,
   createRegistry,
+  ToolRegistry,
   ToolRegistryImpl,
   type ToolRegistryType,
   type RegistryOptions,
@@ -18,10 +20,15 @@ export {
   type ExecuteOptions,
   type CreateContext,
   type UnavailableTool,
-} from './registry.js';
-export type { TelemetryOptions } from './telemetry.js';
-export { parsePermissionList, type ToolPermission, type ToolPermissions, type PermissionGrant } from './permissions.js';
-export { descriptionBeside } from './description.js';
+} from './registry/registry.js';
+export type { TelemetryOptions } from './pipeline/telemetry.js';
+export {
+  parsePermissionList,
+  type ToolPermission,
+  type ToolPermissions,
+  type PermissionGrant,
+} from './authoring/permissions.js';
+export { descriptionBeside } from './authoring/description.js';
 export {
   parseArguments,
   parseArgumentsWithRepairs,
@@ -40,8 +47,8 @@ export type {
   SandboxEvent,
   PendingCall,
 } from './pipeline/types.js';
-export { lateResultMessages, type LateResult } from './pending.js';
-export { ToolbeltTool, type ArtifactMode, type ToolProgressChunk } from './langchain.js';
+export { lateResultMessages, type LateResult } from './registry/pending.js';
+export { ToolbeltTool, type ArtifactMode, type ToolProgressChunk } from './registry/langchain.js';
 export {
   builtinTools,
   registerBuiltinTools,
@@ -56,7 +63,7 @@ export {
   type WebSearchResult,
   type WebSearchMetadata,
 } from './tools/web/web-search-config.js';
-export { Workspace, PathOutsideWorkspaceError } from './workspace.js';
+export { Workspace, PathOutsideWorkspaceError } from './workspace/workspace.js';
 export { toDeepAgentsBackend, type DeepAgentsBackendOptions, type WorkspaceBackend } from './backend/deepagents.js';
 export type {
   AnyBackendProtocol,
@@ -69,7 +76,7 @@ export type {
   FileInfo,
   GrepMatch,
 } from './backend/protocol.js';
-export { Tenant } from './tenant.js';
+export { Tenant } from './workspace/tenant.js';
 export type {
   ToolStore,
   StoreItem,
@@ -82,7 +89,7 @@ export { encodeLabel, decodeLabel, NamespaceError, STATE_KINDS } from './store/n
 export { MalformedRecordError } from './store/scope.js';
 export { redactUrl } from './store/url.js';
 export { openStore, type OpenedStore } from './store/open.js';
-export { ReadTracker } from './read-tracker.js';
+export { ReadTracker } from './workspace/read-tracker.js';
 export { TodoStore, todoStoreOf, type TodoItem } from './tools/todo/store.js';
 export {
   serveMcp,
@@ -119,8 +126,8 @@ export {
   type ToolSearchMetadata,
   type DeferSpec,
   type DeferOptions,
-} from './mcp/lazy.js';
-export { lazyToolsMiddleware } from './mcp/lazy-middleware.js';
+} from './mcp/deferred.js';
+export { lazyToolsMiddleware } from './mcp/deferred-middleware.js';
 export {
   providerJsonSchema,
   portableJsonSchema,
@@ -161,4 +168,4 @@ export {
   type SandboxExecutorOptions,
   type SandboxExecuteResponse,
 } from './sandbox/executor.js';
-export { type BatchCall } from './batch.js';
+export { type BatchCall } from './registry/batch.js';

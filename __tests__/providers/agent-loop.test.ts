@@ -15,7 +15,7 @@ import { createRegistry, registerBuiltinTools, type ToolProgressChunk } from '..
 import { startMockProvider, toolResults, userPrompt, type MockProvider, type RecordedRequest } from './mock-server.js';
 import { APIS, chatModel } from './clients.js';
 import { sentTools, type Api } from './subsets.js';
-import { tempDir } from '../helpers.js';
+import { tempDir } from '../support/helpers.js';
 
 let ws: { dir: string; cleanup: () => Promise<void> };
 const mocks: MockProvider[] = [];

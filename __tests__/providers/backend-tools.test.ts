@@ -13,7 +13,7 @@ import { createRegistry, registerBuiltinTools } from '../../src/index.js';
 import { startMockProvider, toolResults, type MockProvider, type RecordedRequest } from './mock-server.js';
 import { APIS, chatModel } from './clients.js';
 import { sentTools, type Api } from './subsets.js';
-import { tempDir } from '../helpers.js';
+import { tempDir } from '../support/helpers.js';
 
 let root: { dir: string; cleanup: () => Promise<void> };
 let tmp: { dir: string; cleanup: () => Promise<void> };

@@ -11,9 +11,9 @@ import { writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { CLI, ROOT, ensureDist } from '../dist.js';
-import { describeModelError, loadChatModel } from '../../src/chat-model.js';
-import { tempDir } from '../helpers.js';
+import { CLI, ROOT, ensureDist } from '../support/dist.js';
+import { describeModelError, loadChatModel } from '../../src/providers/chat-model.js';
+import { tempDir } from '../support/helpers.js';
 import { startMockProvider, toolResults, type MockProvider, type ScriptStep } from './mock-server.js';
 import { sentTools, type Api } from './subsets.js';
 

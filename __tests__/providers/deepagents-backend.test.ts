@@ -15,7 +15,7 @@ import { createPolicy, createRegistry, registerBuiltinTools, toDeepAgentsBackend
 import { startMockProvider, toolResults, type MockProvider, type RecordedRequest } from './mock-server.js';
 import { chatModel } from './clients.js';
 import type { Api } from './subsets.js';
-import { tempDir } from '../helpers.js';
+import { tempDir } from '../support/helpers.js';
 
 let ws: { dir: string; cleanup: () => Promise<void> };
 let outside: { dir: string; cleanup: () => Promise<void> };

@@ -18,14 +18,14 @@ import {
   deferredTools,
   undeferTools,
   lazyToolsMiddleware,
-  type ToolRegistryImpl,
+  type Registry,
 } from '../../src/index.js';
 import { DEFER_AUTO_BUDGET_CHARS, TOOL_SEARCH_ID } from '../../src/constants.js';
 import { BUILTIN_USAGE_ORDER } from '../../src/tools/index.js';
 import { startMockProvider, toolResults, type MockProvider, type ScriptStep } from './mock-server.js';
 import { chatModel } from './clients.js';
 import { sentTools, serverTools, toolsText, type Api } from './subsets.js';
-import { tempDir } from '../helpers.js';
+import { tempDir } from '../support/helpers.js';
 
 let ws: { dir: string; cleanup: () => Promise<void> };
 const mocks: MockProvider[] = [];
@@ -210,7 +210,7 @@ describe('deferred by id', () => {
 });
 
 /** registry: built-ins with webfetch, websearch-free and time deferred; the provider's search finds them. */
-async function providerRun(api: 'anthropic' | 'openai-responses', registry: ToolRegistryImpl) {
+async function providerRun(api: 'anthropic' | 'openai-responses', registry: Registry) {
   const id = api === 'anthropic' ? 'toolu_glob' : 'call_glob';
   const parent = await mock([
     { calls: [{ name: 'glob', args: { pattern: '*.md' }, id }] },

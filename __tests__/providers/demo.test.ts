@@ -2,11 +2,11 @@
  * `npm run demo` and the providers: the demo's offline script played by each API's mock through the
  * real provider class (runDemo with that model), and the offline run's tools compared with what the
  * classes sent, so the demo is shown to hand models the same schemas that go to providers.
- * Must not spawn the built demo: __tests__/demo.test.ts runs `node dist/demo.js --offline`.
+ * Must not spawn the built demo: __tests__/cli/demo.test.ts runs `node dist/cli/demo.js --offline`.
  */
 import { it, expect, afterEach } from '@jest/globals';
 import type { StructuredToolInterface } from '@langchain/core/tools';
-import { DEMO_SCRIPT, DEMO_TOOLS, runDemo, scriptedDemoModel } from '../../src/demo.js';
+import { DEMO_SCRIPT, DEMO_TOOLS, runDemo, scriptedDemoModel } from '../../src/cli/demo.js';
 import { startMockProvider, type MockProvider } from './mock-server.js';
 import { APIS, chatModel } from './clients.js';
 import { apiViolations, sentTools } from './subsets.js';

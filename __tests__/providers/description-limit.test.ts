@@ -8,7 +8,7 @@ import { describe, it, expect, afterEach } from '@jest/globals';
 import { z } from 'zod';
 import { HumanMessage } from '@langchain/core/messages';
 import { Tool, createRegistry, registerBuiltinTools } from '../../src/index.js';
-import { MIN_DESCRIPTION_CHARS, moreNote } from '../../src/description-fit.js';
+import { MIN_DESCRIPTION_CHARS, moreNote } from '../../src/registry/description-fit.js';
 import { startMockProvider, type MockProvider } from './mock-server.js';
 import { chatModel } from './clients.js';
 import { sentTools, toolbeltViolations } from './subsets.js';

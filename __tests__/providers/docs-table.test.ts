@@ -6,7 +6,7 @@
 import { it, expect } from '@jest/globals';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT } from '../dist.js';
+import { ROOT } from '../support/dist.js';
 import { APIS } from './clients.js';
 
 const DIR = path.join(ROOT, '__tests__', 'providers');

@@ -13,17 +13,17 @@ import { z } from 'zod';
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { HumanMessage, type ToolMessage } from '@langchain/core/messages';
 import type { StructuredToolInterface } from '@langchain/core/tools';
-import { Tool, createRegistry, connectMcp, type ToolRegistryImpl } from '../../src/index.js';
+import { Tool, createRegistry, connectMcp, type Registry } from '../../src/index.js';
 import { serveMcp } from '../../src/mcp/index.js';
 import { MCP_RESULT_META_CAPABILITY } from '../../src/constants.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ensureDist, CLI } from '../dist.js';
-import { tempDir } from '../helpers.js';
+import { ensureDist, CLI } from '../support/dist.js';
+import { tempDir } from '../support/helpers.js';
 import { startMockProvider } from './mock-server.js';
 import { APIS, chatModel } from './clients.js';
 import { apiViolations, sentTools } from './subsets.js';
-import { callTool } from '../tool-call.js';
+import { callTool } from '../support/tool-call.js';
 
 const require = createRequire(import.meta.url);
 const FILESYSTEM = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -89,7 +89,7 @@ describe('@langchain/mcp-adapters consuming our server', () => {
   }, 60_000);
 
   describe('over Streamable HTTP', () => {
-    let registry: ToolRegistryImpl;
+    let registry: Registry;
     let serving: Awaited<ReturnType<typeof serveMcp>>;
     let client: MultiServerMCPClient;
     let tools: StructuredToolInterface[];
@@ -161,7 +161,7 @@ describe('@langchain/mcp-adapters consuming our server', () => {
 });
 
 describe('@modelcontextprotocol/server-filesystem imported by our client', () => {
-  let registry: ToolRegistryImpl;
+  let registry: Registry;
   let ws: { dir: string; cleanup: () => Promise<void> };
   let tools: StructuredToolInterface[];
 

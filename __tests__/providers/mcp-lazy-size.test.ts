@@ -10,28 +10,22 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HumanMessage } from '@langchain/core/messages';
 import type { StructuredToolInterface } from '@langchain/core/tools';
-import {
-  createRegistry,
-  connectMcp,
-  deferredTools,
-  type McpServerConfig,
-  type ToolRegistryImpl,
-} from '../../src/index.js';
+import { createRegistry, connectMcp, deferredTools, type McpServerConfig, type Registry } from '../../src/index.js';
 import { TOOL_SEARCH_ID, TOOL_SEARCH_MAX_DESCRIPTION_CHARS as MAX } from '../../src/constants.js';
 import { startMockProvider } from './mock-server.js';
 import { APIS, chatModel } from './clients.js';
 import { sentTools, toolbeltViolations } from './subsets.js';
-import { callTool } from '../tool-call.js';
+import { callTool } from '../support/tool-call.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const FIXTURE = path.join(here, '..', 'fixtures', 'mcp-fixture-server.mjs');
 const MORE = /, and (\d+) more: search by keyword\.$/;
 
-const registries: ToolRegistryImpl[] = [];
+const registries: Registry[] = [];
 afterAll(() => Promise.all(registries.map((r) => r.dispose())));
 
 /** A registry with the fixture server `name` imported lazily, started with `args`. */
-async function lazyRegistry(name: string, args: string[]): Promise<ToolRegistryImpl> {
+async function lazyRegistry(name: string, args: string[]): Promise<Registry> {
   const r = createRegistry();
   registries.push(r);
   const server: McpServerConfig = { name, transport: 'stdio', command: process.execPath, args: [FIXTURE, ...args] };
@@ -41,10 +35,10 @@ async function lazyRegistry(name: string, args: string[]): Promise<ToolRegistryI
 
 const searchOf = (tools: StructuredToolInterface[]) => tools.find((t) => t.name === TOOL_SEARCH_ID)!;
 /** tool_search's description in a fresh tool set of `r`. */
-const described = async (r: ToolRegistryImpl) => searchOf(await r.tools()).description;
+const described = async (r: Registry) => searchOf(await r.tools()).description;
 
 /** Runs one of the fixture's list-changing tools and waits until the registry holds the new list. */
-async function changeTools(r: ToolRegistryImpl, tool: 'add_tool' | 'remove_tool', args: Record<string, string>) {
+async function changeTools(r: Registry, tool: 'add_tool' | 'remove_tool', args: Record<string, string>) {
   const changed = new Promise<void>((resolve) => {
     const off = r.on('mcp-tools', () => {
       off();

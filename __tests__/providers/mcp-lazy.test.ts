@@ -19,7 +19,7 @@ import {
   lazyToolsMiddleware,
   toolsForTurn,
   deferredTools,
-  type ToolRegistryImpl,
+  type Registry,
 } from '../../src/index.js';
 import {
   TOOL_SEARCH_ID,
@@ -30,13 +30,13 @@ import {
 import { startMockProvider, toolResults, type RecordedRequest } from './mock-server.js';
 import { APIS, chatModel } from './clients.js';
 import { sentTools } from './subsets.js';
-import { callTool } from '../tool-call.js';
+import { callTool } from '../support/tool-call.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const FIXTURE = path.join(here, '..', 'fixtures', 'mcp-fixture-server.mjs');
 const GENERATED = 200;
 
-let registry: ToolRegistryImpl;
+let registry: Registry;
 let tools: StructuredToolInterface[];
 
 beforeAll(async () => {

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { createAgent } from 'langchain';
 import { HumanMessage } from '@langchain/core/messages';
-import { Tool, createRegistry, connectMcp, portableJsonSchema, type ToolRegistryImpl } from '../../src/index.js';
+import { Tool, createRegistry, connectMcp, portableJsonSchema, type Registry } from '../../src/index.js';
 import { startMockProvider, toolResults } from './mock-server.js';
 import { APIS, chatModel } from './clients.js';
 import { apiViolations, sentTools, type Api } from './subsets.js';
@@ -18,7 +18,7 @@ import { apiViolations, sentTools, type Api } from './subsets.js';
 const require = createRequire(import.meta.url);
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
 
-let registry: ToolRegistryImpl;
+let registry: Registry;
 let close: () => Promise<void>;
 
 beforeAll(async () => {

@@ -13,7 +13,7 @@ import { registerRestTools } from '../../src/rest/index.js';
 import { HTTP_ERROR_BODY_CHARS } from '../../src/net/http.js';
 import { startMockProvider, toolResults } from './mock-server.js';
 import { APIS, chatModel } from './clients.js';
-import { listenLoopback, closeServer } from '../helpers.js';
+import { listenLoopback, closeServer } from '../support/helpers.js';
 
 const TOKEN = 'tQ7xW3vK9mP2rT8yL4nB6cJ1hZ5d';
 const PASSWORD = 'pw-provider-Secret-41';

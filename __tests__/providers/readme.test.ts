@@ -9,8 +9,8 @@ import { mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ROOT, ensureDist } from '../dist.js';
-import { tempDir } from '../helpers.js';
+import { ROOT, ensureDist } from '../support/dist.js';
+import { tempDir } from '../support/helpers.js';
 import { startMockProvider, toolResults } from './mock-server.js';
 import { sentTools } from './subsets.js';
 

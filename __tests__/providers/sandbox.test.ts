@@ -13,7 +13,7 @@ import { createRegistry, registerBuiltinTools } from '../../src/index.js';
 import { startMockProvider, toolResults, type MockProvider } from './mock-server.js';
 import { APIS, chatModel } from './clients.js';
 import { sentTools } from './subsets.js';
-import { tempDir } from '../helpers.js';
+import { tempDir } from '../support/helpers.js';
 
 const works = spawnSync('bwrap', ['--ro-bind', '/', '/', '--unshare-all', '--', '/bin/true']).status === 0;
 if (!works && process.env.CI) throw new Error('CI must run the sandbox provider suite: install bubblewrap.');

@@ -12,7 +12,7 @@ import { schemaEffects } from '../../src/schema/index.js';
 import { startMockProvider, toolResults } from './mock-server.js';
 import { APIS, chatModel } from './clients.js';
 import { apiViolations, sentTools, toolbeltViolations, toolsText, type Api } from './subsets.js';
-import { tempDir } from '../helpers.js';
+import { tempDir } from '../support/helpers.js';
 
 let workspace: { dir: string; cleanup: () => Promise<void> };
 beforeAll(async () => {

@@ -11,7 +11,7 @@ import { InMemoryStore } from '@langchain/langgraph';
 import { createRegistry, registerBuiltinTools } from '../../src/index.js';
 import { startMockProvider, toolResults, type MockProvider, type ScriptStep } from './mock-server.js';
 import { chatModel } from './clients.js';
-import { tempDir } from '../helpers.js';
+import { tempDir } from '../support/helpers.js';
 
 const mocks: MockProvider[] = [];
 afterEach(async () => {

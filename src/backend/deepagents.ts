@@ -5,10 +5,10 @@
  * Must not import deepagents (the result only has to fit its protocol) nor re-implement the backend
  * (local.ts).
  */
-import { Workspace, workspaceRootFor } from '../workspace.js';
-import { createRegistry, type ToolRegistryImpl } from '../registry.js';
+import { Workspace, workspaceRootFor } from '../workspace/workspace.js';
+import { createRegistry, type Registry } from '../registry/registry.js';
 import { registerBuiltinTools } from '../tools/index.js';
-import type { Tool } from '../tool.js';
+import type { Tool } from '../authoring/tool.js';
 import type { WorkspaceBackend } from './local.js';
 import type { SandboxOptions } from '../sandbox/types.js';
 
@@ -22,7 +22,7 @@ export interface DeepAgentsBackendOptions {
    * The registry whose `bash` runs `execute`: its policy, timeouts, output caps and OS sandbox apply.
    * Default: a new registry with the built-in bash. Give `execute: false` for a backend that runs nothing.
    */
-  registry?: ToolRegistryImpl;
+  registry?: Registry;
   /**
    * The OS sandbox `execute` runs in, for the registry made here (ignored with `registry`: give that
    * registry its own). `{ mode: 'required' }` refuses to run a command uncontained (docs/sandbox.md).
@@ -48,7 +48,7 @@ export async function toDeepAgentsBackend(options: DeepAgentsBackendOptions = {}
     root: workspaceRootFor(initCtx),
     additionalRoots: options.additionalRoots ?? [],
   });
-  let registry: ToolRegistryImpl | undefined;
+  let registry: Registry | undefined;
   if (options.execute !== false) {
     registry =
       options.registry ??

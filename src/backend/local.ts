@@ -6,18 +6,20 @@
  * bash tool, so its pipeline (policy, timeout, output cap, and any OS sandbox the registry applies)
  * holds. Every failure is an `error` field in a sentence; no method throws.
  * Must not be imported by the tools (they reach backends through guard.ts) nor import deepagents.
+ * Over 400 lines: one class implementing the whole protocol; each method is short and they share
+ * the workspace, the read tracker and the answer caps.
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import posix from 'node:path/posix';
 import { randomBytes } from 'node:crypto';
 import type FastGlob from 'fast-glob';
-import { Workspace, atomicWriteFile, withFileLock, stampOf } from '../workspace.js';
-import { isAtomicTempName } from '../atomic-write.js';
-import { Tenant } from '../tenant.js';
-import { onFirstUse } from '../lazy.js';
-import type { ToolRegistryImpl } from '../registry.js';
-import type { Tool } from '../tool.js';
+import { Workspace, atomicWriteFile, withFileLock, stampOf } from '../workspace/workspace.js';
+import { isAtomicTempName } from '../workspace/atomic-write.js';
+import { Tenant } from '../workspace/tenant.js';
+import { onFirstUse } from '../platform/lazy.js';
+import type { Registry } from '../registry/registry.js';
+import type { Tool } from '../authoring/tool.js';
 import { MAX_BACKEND_ENTRIES, MAX_BACKEND_FILE_CHARS } from './guard.js';
 import type {
   DeleteResult,
@@ -58,7 +60,7 @@ const BINARY_MIME: Readonly<Record<string, string>> = {
 export interface WorkspaceBackendOptions {
   workspace: Workspace;
   /** Runs `execute` through this registry's `bash` tool; without one the backend has no `execute`. */
-  registry?: ToolRegistryImpl;
+  registry?: Registry;
   /** The init context bash runs under (its workspace). */
   initCtx: Tool.InitContext;
   /** The session the backend's reads and writes count for (stale-write checks); default `deepagents`. */

@@ -13,10 +13,10 @@ import {
   ModelCallError,
   describeModelError,
   loadChatModel,
-} from '../chat-model.js';
-import { MIN_DESCRIPTION_CHARS } from '../description-fit.js';
+} from '../providers/chat-model.js';
+import { MIN_DESCRIPTION_CHARS } from '../registry/description-fit.js';
 import { registerBuiltinTools } from '../tools/index.js';
-import type { Tool } from '../tool.js';
+import type { Tool } from '../authoring/tool.js';
 
 /** The sub-agent `toolbelt agent` offers through `task`. */
 export const GENERAL_PURPOSE_AGENT = 'general-purpose';

@@ -7,10 +7,15 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ParseArgsConfig } from 'node:util';
-import { createRegistry, type ToolRegistryImpl } from '../registry.js';
-import { ALL_PERMISSIONS, parsePermissionList, type ToolPermission, type ToolPermissions } from '../permissions.js';
+import { createRegistry, type Registry } from '../registry/registry.js';
+import {
+  ALL_PERMISSIONS,
+  parsePermissionList,
+  type ToolPermission,
+  type ToolPermissions,
+} from '../authoring/permissions.js';
 import { builtinTools, registerBuiltinTools } from '../tools/index.js';
-import type { Tool } from '../tool.js';
+import type { Tool } from '../authoring/tool.js';
 import { createPolicy, findPolicyFile, loadPolicyFile } from '../policy/policy.js';
 import { isSandboxMode, SANDBOX_MODES } from '../sandbox/options.js';
 import type { SandboxOptions } from '../sandbox/types.js';
@@ -22,7 +27,7 @@ import { cliOutputDir, pruneSavedOutputs } from './state.js';
 export class UsageError extends Error {}
 
 /** The CLI's answer for a tool it does not have; task gets its own reason (see makeRegistry). */
-export function unknownTool(registry: ToolRegistryImpl, toolId: string): UsageError {
+export function unknownTool(registry: Registry, toolId: string): UsageError {
   if (toolId === 'task')
     return new UsageError(
       'The task tool needs sub-agents, which are chat models configured in code (initCtx.subagents), so the command ' +
@@ -62,7 +67,7 @@ export interface Command {
 
 /** The registry and grant built from the common flags. */
 export interface Setup {
-  registry: ToolRegistryImpl;
+  registry: Registry;
   initCtx: Tool.InitContext;
   grant: ToolPermission[];
   /** The policy file in use (--policy FILE, else ./toolbelt.policy.json when present); without one the default policy applies (none with --no-policy). */
@@ -225,7 +230,7 @@ async function readPolicy(file: string) {
   }
 }
 
-async function loadToolsModule(registry: ToolRegistryImpl, file: string): Promise<void> {
+async function loadToolsModule(registry: Registry, file: string): Promise<void> {
   const abs = path.resolve(file);
   let mod: { default?: unknown };
   try {
@@ -235,7 +240,7 @@ async function loadToolsModule(registry: ToolRegistryImpl, file: string): Promis
   }
   const exported = mod.default;
   if (typeof exported === 'function') {
-    await (exported as (r: ToolRegistryImpl) => unknown)(registry);
+    await (exported as (r: Registry) => unknown)(registry);
   } else if (Array.isArray(exported)) {
     for (const t of exported as Array<{ info: Tool.Info; permissions: ToolPermissions; descriptionPath?: string }>) {
       registry.register(t.info, { permissions: t.permissions, descriptionPath: t.descriptionPath, replace: true });

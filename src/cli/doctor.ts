@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import { UsageError, type Command, type Setup, type Values } from './command.js';
 import { apiViolations, type Api, type SentTool } from '../schema/provider-rules.js';
-import { MIN_DESCRIPTION_CHARS } from '../description-fit.js';
+import { MIN_DESCRIPTION_CHARS } from '../registry/description-fit.js';
 
 /** The description length some OpenAI-compatible endpoints (Azure OpenAI, several proxies) refuse past. */
 export const SHORT_DESCRIPTION_ENDPOINT_CHARS = 1024;

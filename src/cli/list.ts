@@ -6,7 +6,7 @@
  */
 import type { Command, Setup, Values } from './command.js';
 import { builtinTools, unregisteredBuiltins } from '../tools/index.js';
-import { isAllowed } from '../permissions.js';
+import { isAllowed } from '../authoring/permissions.js';
 
 /** Built-in tools whose processes the sandbox contains. */
 const CONTAINED_TOOLS = ['bash', 'grep'];

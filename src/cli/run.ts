@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { UsageError, unknownTool, type Command, type Setup, type Values } from './command.js';
-import { resultText } from '../result-text.js';
+import { resultText } from '../pipeline/result-text.js';
 import { progressLine } from './progress.js';
 import { PersistedSession, SESSION_ID_PATTERN } from './session.js';
 import { terminalApprover, useApprover } from './approver.js';

@@ -5,8 +5,8 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile, rename } from 'node:fs/promises';
 import path from 'node:path';
-import type { FileStamp, ReadTracker } from '../workspace.js';
-import type { Tool } from '../tool.js';
+import type { FileStamp, ReadTracker } from '../workspace/workspace.js';
+import type { Tool } from '../authoring/tool.js';
 import { cliSessionsDir } from './state.js';
 
 /** Session ids `--session` accepts (they name a state file). */

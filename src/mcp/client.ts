@@ -5,7 +5,7 @@
  * them exactly as to built-in tools.
  * Must not speak the protocol itself: connection.ts and transport.ts do; this file plans and registers.
  */
-import type { ToolRegistryImpl } from '../registry.js';
+import type { Registry } from '../registry/registry.js';
 import { resolveServerConfig } from './config.js';
 import { McpServerConnection } from './connection.js';
 import type { ConnectMcpOptions, McpServerConfig, McpServerStatus } from './types.js';
@@ -27,7 +27,7 @@ export interface McpConnection {
  * one that fails — to start, or because its config entry is invalid — does not stop the others
  * (its status says why). Throws only when `servers` is not a list or a name is already connected.
  */
-export async function connectMcp(registry: ToolRegistryImpl, options: ConnectMcpOptions): Promise<McpConnection> {
+export async function connectMcp(registry: Registry, options: ConnectMcpOptions): Promise<McpConnection> {
   if (!Array.isArray(options?.servers))
     throw new Error('connectMcp needs { servers: [...] }: a list of { name, transport: "stdio" | "http", ... }.');
   const live = mcpConnections(registry);
@@ -88,18 +88,18 @@ export async function connectMcp(registry: ToolRegistryImpl, options: ConnectMcp
 }
 
 /** Closes every MCP connection of `registry` (or only the named servers) and unregisters their tools. */
-export async function disconnectMcp(registry: ToolRegistryImpl, names?: string[]): Promise<void> {
+export async function disconnectMcp(registry: Registry, names?: string[]): Promise<void> {
   const closing = mcpConnections(registry).filter((c) => !names || names.includes(c.name));
   await Promise.all(closing.map((c) => c.close()));
 }
 
 /** The current state of every server connection `registry` owns. */
-export function mcpStatus(registry: ToolRegistryImpl): McpServerStatus[] {
+export function mcpStatus(registry: Registry): McpServerStatus[] {
   return mcpConnections(registry).map((c) => c.status);
 }
 
 /** The MCP server connections `registry` owns. */
-export function mcpConnections(registry: ToolRegistryImpl): McpServerConnection[] {
+export function mcpConnections(registry: Registry): McpServerConnection[] {
   return registry.sources().filter((s): s is McpServerConnection => s instanceof McpServerConnection);
 }
 

@@ -10,7 +10,7 @@
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ALL_PERMISSIONS } from '../permissions.js';
+import { ALL_PERMISSIONS } from '../authoring/permissions.js';
 import type { McpServerConfig } from './types.js';
 
 /** Options of `loadMcpConfig`. */

@@ -9,8 +9,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Client as SdkClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { Tool } from '../tool.js';
-import type { ToolRegistryImpl, ToolSource } from '../registry.js';
+import type { Tool } from '../authoring/tool.js';
+import type { Registry, ToolSource } from '../registry/registry.js';
 import { describeError } from './errors.js';
 import {
   DEFAULT_MCP_MAX_TOTAL_TIMEOUT_MS,
@@ -22,7 +22,7 @@ import {
   uniqueId,
   type CallToolResultLike,
 } from './import.js';
-import { syncToolSearch, type DeferredTool, type DeferringSource } from './lazy.js';
+import { syncToolSearch, type DeferredTool, type DeferringSource } from './deferred.js';
 import { MCP_CONNECT_TIMEOUT_MS, openClient, type OpenedClient } from './transport.js';
 import type {
   McpConnectionEvents,
@@ -75,7 +75,7 @@ export class McpServerConnection implements ToolSource, DeferringSource {
   private probing = false;
 
   constructor(
-    readonly registry: ToolRegistryImpl,
+    readonly registry: Registry,
     readonly config: McpServerConfig,
     private readonly options: ConnectionOptions = {},
   ) {

@@ -11,7 +11,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { ToolRegistryImpl } from '../registry.js';
+import type { Registry } from '../registry/registry.js';
 import { DEFAULT_MCP_HOST, MCP_HTTP_PATH, createMcpServer, type McpServing, type ServeMcpOptions } from './server.js';
 
 /** Open HTTP sessions one server keeps at most, all clients together. */
@@ -36,7 +36,7 @@ interface Session {
 }
 
 /** Serves `registry` over Streamable HTTP; see `ServeMcpOptions` for `host`, `token`, `allowedOrigins`, `stateless`. */
-export async function serveHttp(registry: ToolRegistryImpl, options: ServeMcpOptions): Promise<McpServing> {
+export async function serveHttp(registry: Registry, options: ServeMcpOptions): Promise<McpServing> {
   const host = options.host ?? DEFAULT_MCP_HOST;
   const port = options.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535)

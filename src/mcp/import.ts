@@ -4,8 +4,8 @@
  * Must not hold connection state: one listed tool in, one registry entry out.
  */
 import { z } from 'zod';
-import { Tool } from '../tool.js';
-import type { ToolPermission } from '../permissions.js';
+import { Tool } from '../authoring/tool.js';
+import type { ToolPermission } from '../authoring/permissions.js';
 import type { McpPermissionsConfig, McpToolInfo } from './types.js';
 
 /** Default time limit (ms) of one imported tool call without progress, unless the server config sets `timeoutMs`. */

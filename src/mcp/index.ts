@@ -4,7 +4,7 @@
  * Must not import the MCP SDK statically: hosts without MCP pay nothing for it.
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { ToolRegistryImpl } from '../registry.js';
+import type { Registry } from '../registry/registry.js';
 import type { McpServerOptions, McpServing, ServeMcpOptions } from './server.js';
 import type { McpConnection } from './client.js';
 import type { McpServerConnection } from './connection.js';
@@ -29,7 +29,7 @@ export type {
 } from './types.js';
 
 /** Serves `registry` over MCP (stdio, or Streamable HTTP on 127.0.0.1 by default). */
-export async function serveMcp(registry: ToolRegistryImpl, options: ServeMcpOptions): Promise<McpServing> {
+export async function serveMcp(registry: Registry, options: ServeMcpOptions): Promise<McpServing> {
   // Each transport's module loads on first use; server.ts and http-server.ts never import each other's entry.
   if (options.transport === 'stdio') return (await import('./server.js')).serveStdio(registry, options);
   if (options.transport === 'http') return (await import('./http-server.js')).serveHttp(registry, options);
@@ -39,30 +39,30 @@ export async function serveMcp(registry: ToolRegistryImpl, options: ServeMcpOpti
 }
 
 /** A low-level MCP `Server` for `registry`, to connect to a transport of your own (one per connection). */
-export async function createMcpServer(registry: ToolRegistryImpl, options: McpServerOptions = {}): Promise<Server> {
+export async function createMcpServer(registry: Registry, options: McpServerOptions = {}): Promise<Server> {
   return (await import('./server.js')).createMcpServer(registry, options);
 }
 
 /** Imports MCP servers' tools into `registry`; the registry owns the connections. */
-export async function connectMcp(registry: ToolRegistryImpl, options: ConnectMcpOptions): Promise<McpConnection> {
+export async function connectMcp(registry: Registry, options: ConnectMcpOptions): Promise<McpConnection> {
   return (await import('./client.js')).connectMcp(registry, options);
 }
 
 /** Closes `registry`'s MCP connections (or only the named servers) and unregisters their tools. */
-export async function disconnectMcp(registry: ToolRegistryImpl, names?: string[]): Promise<void> {
+export async function disconnectMcp(registry: Registry, names?: string[]): Promise<void> {
   // A registry that never connected owns no MCP connection: no need to load the SDK.
   if (!registry.sources().some((s) => s.kind === 'mcp')) return;
   return (await import('./client.js')).disconnectMcp(registry, names);
 }
 
 /** The state of every MCP server connection `registry` owns. */
-export async function mcpStatus(registry: ToolRegistryImpl): Promise<McpServerStatus[]> {
+export async function mcpStatus(registry: Registry): Promise<McpServerStatus[]> {
   if (!registry.sources().some((s) => s.kind === 'mcp')) return [];
   return (await import('./client.js')).mcpStatus(registry);
 }
 
 /** The MCP server connections `registry` owns (each with `connect`, `close`, `status`, `tools`, `on`). */
-export async function mcpConnections(registry: ToolRegistryImpl): Promise<McpServerConnection[]> {
+export async function mcpConnections(registry: Registry): Promise<McpServerConnection[]> {
   if (!registry.sources().some((s) => s.kind === 'mcp')) return [];
   return (await import('./client.js')).mcpConnections(registry);
 }

@@ -11,10 +11,16 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Readable, Writable } from 'node:stream';
-import type { Tool } from '../tool.js';
-import { ALL_PERMISSIONS, isAllowed, toGrantSet, type PermissionGrant, type ToolPermissions } from '../permissions.js';
-import type { ToolRegistryImpl } from '../registry.js';
-import { resultText } from '../result-text.js';
+import type { Tool } from '../authoring/tool.js';
+import {
+  ALL_PERMISSIONS,
+  isAllowed,
+  toGrantSet,
+  type PermissionGrant,
+  type ToolPermissions,
+} from '../authoring/permissions.js';
+import type { Registry } from '../registry/registry.js';
+import { resultText } from '../pipeline/result-text.js';
 import { withMcpCall } from './call-context.js';
 
 /** The host the HTTP transport binds to unless told otherwise: loopback only. */
@@ -129,7 +135,7 @@ function clientSession(meta: Record<string, unknown> | undefined): string | unde
 }
 
 /** A low-level MCP `Server` serving `registry`; connect it to any transport (stdio, HTTP, in-memory). */
-export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOptions = {}): Server {
+export function createMcpServer(registry: Registry, options: McpServerOptions = {}): Server {
   const grant = toGrantSet(options.permissions ?? ALL_PERMISSIONS);
   const initCtx = options.initCtx ?? {};
   const sessionID = options.sessionID ?? `mcp-${randomUUID()}`;
@@ -250,7 +256,7 @@ export function createMcpServer(registry: ToolRegistryImpl, options: McpServerOp
 }
 
 /** Serves `registry` over stdio (serveMcp in ./index.ts picks the transport). */
-export async function serveStdio(registry: ToolRegistryImpl, options: ServeMcpOptions): Promise<McpServing> {
+export async function serveStdio(registry: Registry, options: ServeMcpOptions): Promise<McpServing> {
   const stdin = options.stdin ?? process.stdin;
   const stdout = options.stdout ?? process.stdout;
   const server = createMcpServer(registry, options);

@@ -2,7 +2,7 @@
  * The types of the MCP client: what a server config says, what a connection reports.
  * Must not hold runtime code: any module (the registry included) may name these without loading the SDK.
  */
-import type { ToolPermission } from '../permissions.js';
+import type { ToolPermission } from '../authoring/permissions.js';
 
 /** A tool as an MCP server lists it (the fields we use and re-serve). */
 export interface McpToolInfo {

@@ -3,8 +3,8 @@
  * rendered for the model, progress — with every secret scrubbed from all of it, errors included.
  * Shared by http_request and the REST/OpenAPI tools; it knows nothing of their arguments.
  */
-import type { Tool } from '../tool.js';
-import { formatBytes } from '../format.js';
+import type { Tool } from '../authoring/tool.js';
+import { formatBytes } from '../text/format.js';
 import { scrubText, sentSecretForms } from './scrub.js';
 import { assertUrlAllowed, type CompiledPolicy } from './ssrf.js';
 import { renderBody, sendHttp, statusFailure, type HttpExchangeRequest, type HttpExchangeResponse } from './http.js';

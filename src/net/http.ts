@@ -7,7 +7,7 @@
 import type http from 'node:http';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
-import { formatBytes } from '../format.js';
+import { formatBytes } from '../text/format.js';
 import { networkFailure } from './network-error.js';
 import { cutScrubbed } from './scrub.js';
 import { BlockedAddressError, type CompiledPolicy } from './ssrf.js';

@@ -3,7 +3,7 @@
  * or dropped connection, a certificate not accepted), shared by webfetch and the HTTP exchange.
  * Must not decide what to do about it: each caller starts its own sentence and ends it with advice.
  */
-import { formatBytes } from '../format.js';
+import { formatBytes } from '../text/format.js';
 
 /** Where the transfer was when it failed: `while <stage>` and the bytes read so far. */
 export interface TransferStage {

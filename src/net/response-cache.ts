@@ -8,8 +8,8 @@
  * get/set by an opaque key, so the store behind it can change.
  */
 import { createHash } from 'node:crypto';
-import type { Tool } from '../tool.js';
-import { tenantOf } from '../tenant.js';
+import type { Tool } from '../authoring/tool.js';
+import { tenantOf } from '../workspace/tenant.js';
 import { storeScope, type ScopeContext, type StoreScope } from '../store/scope.js';
 import type { HttpExchangeResponse } from './http.js';
 

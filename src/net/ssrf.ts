@@ -11,16 +11,16 @@
  * Must not know about tools: any code that connects out asks it, and nothing else decides reachability.
  * Over 400 lines: address policy and the guarded connection must be read together to audit.
  */
-import { normaliseHost } from '../host.js';
+import { normaliseHost } from './host.js';
 import http from 'node:http';
 import https from 'node:https';
 import dns from 'node:dns';
 import net from 'node:net';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import type {} from '../tool.js';
+import type {} from '../authoring/tool.js';
 
-declare module '../tool.js' {
+declare module '../authoring/tool.js' {
   namespace Tool {
     interface InitContext {
       /** Let webfetch (and every tool that connects through this policy) reach loopback/private addresses (off by default; also `TOOLBELT_ALLOW_PRIVATE_NETWORK=1`). */
@@ -297,7 +297,7 @@ function embeddedIPv4(v6: ipaddr.IPv6): { ip: ipaddr.IPv4; form: string } | unde
   return undefined;
 }
 
-export { normaliseHost } from '../host.js';
+export { normaliseHost } from './host.js';
 
 /**
  * Checks a host before any DNS query: a literal IP is checked as an address; a name is refused when

@@ -4,7 +4,7 @@
  * Must not hold call state or do I/O: pure functions of (schema, args); call.ts decides what follows a failure.
  */
 import type { z } from 'zod';
-import { nearestName } from '../similarity.js';
+import { nearestName } from '../text/similarity.js';
 
 /** Error thrown by validation; carries the message the model should see. */
 export class ToolInputError extends Error {

@@ -7,7 +7,7 @@
  * Over 400 lines: the Call class is one call's lifecycle (settle-once state, listeners, abort/timeout race).
  */
 import { randomUUID } from 'node:crypto';
-import { Tool } from '../tool.js';
+import { Tool } from '../authoring/tool.js';
 import {
   capsFor,
   CAPPED_ERROR_MAX_CHARS,
@@ -15,15 +15,25 @@ import {
   mayNeedTruncation,
   truncateOutput,
   type TruncateOptions,
-} from '../truncate.js';
+} from './truncate.js';
 import { parseArgumentsWithRepairs, type ArgumentRepair } from './arguments.js';
 import type { Deadline, DeadlineQueue } from './deadlines.js';
 import type { Semaphore } from './semaphore.js';
-import type { OnToolResult, PendingCall, ToolEvent, ToolFinalUpdate, ToolUpdate } from './types.js';
-import type { CallSpan, Telemetry } from '../telemetry.js';
+import type {
+  AuthorizeCall,
+  CallRequest,
+  OnToolResult,
+  PendingCall,
+  PendRequest,
+  ToolEvent,
+  ToolFinalUpdate,
+  ToolUpdate,
+} from './types.js';
+import { errorText } from './errors.js';
+import type { CallSpan, Telemetry } from './telemetry.js';
 
 /** What the registry hands the pipeline: its shared limits and sinks. */
-export interface PipelineHost {
+export interface CallEnvironment {
   semaphore: Semaphore;
   deadlines: DeadlineQueue;
   defaultTimeoutMs: number;
@@ -31,7 +41,7 @@ export interface PipelineHost {
   emit(event: ToolEvent): void;
   /** Whether anyone subscribed to events (events are not even built when nobody listens). */
   readonly listening: boolean;
-  record(toolId: string, durationMs: number, error?: string): void;
+  recordStats(toolId: string, durationMs: number, error?: string): void;
   /**
    * Step 2, policy and loop guard: a refusal the model reads, or undefined to go on. Returns
    * undefined synchronously when there is nothing to wait for, so plain calls stay cheap.
@@ -48,46 +58,11 @@ export interface PipelineHost {
    * Told the output of every call that ran (before the output cap): the loop guard's record.
    * Returns a refusal that replaces the result (a read-only repeat whose result did not change).
    */
-  settled?(call: AuthorizeCall, output: string): string | undefined;
+  judgeOutput?(call: AuthorizeCall, output: string): string | undefined;
   /** Records a call whose tool returned `Tool.pending`: the record, or a refusal the model reads (too many waiting). */
-  pend?(request: PendRequest): PendingCall | string | Promise<PendingCall | string>;
-  /** Tracing (src/telemetry.ts): each call's span; absent or returning undefined, nothing is traced. */
+  recordPending?(request: PendRequest): PendingCall | string | Promise<PendingCall | string>;
+  /** Tracing (src/pipeline/telemetry.ts): each call's span; absent or returning undefined, nothing is traced. */
   telemetry?: Telemetry;
-}
-
-/** What the pipeline tells the registry about a call that will be resolved later. */
-export interface PendRequest {
-  toolId: string;
-  callID: string;
-  args: unknown;
-  sessionID: string;
-  options: Tool.PendingOptions;
-  /** The call's context (a store namespace may depend on it). */
-  ctx?: Partial<Tool.Context>;
-}
-
-/** What step 2 judges: the call as sent (approvals are bound to these arguments) and as parsed. */
-export interface AuthorizeCall {
-  toolId: string;
-  callID: string;
-  rawArgs: unknown;
-  args: unknown;
-  ctx?: Partial<Tool.Context>;
-}
-
-/** One call's request. */
-export interface CallRequest {
-  tool: Tool.Initialized;
-  args: unknown;
-  /** The caller's context; any field left out gets a default. */
-  ctx?: Partial<Tool.Context>;
-  callID?: string;
-  /** Aborts the call (LangChain's `config.signal`, or the caller's). */
-  signal?: AbortSignal;
-  /** Per-call timeout override (ms), clamped to the tool's `timeout.maxMs`. */
-  timeoutMs?: number;
-  /** Receivers of every update, in order. */
-  listeners?: OnToolResult[];
 }
 
 /** The timeout a call runs under, or undefined for none. */
@@ -100,7 +75,7 @@ function effectiveTimeout(tool: Tool.Initialized, registryDefault: number, overr
 }
 
 /** Runs one call through every step; never rejects: failures become an `error` final update. */
-export function runCall(host: PipelineHost, req: CallRequest): Promise<ToolFinalUpdate> {
+export function runCall(host: CallEnvironment, req: CallRequest): Promise<ToolFinalUpdate> {
   return new Call(host, req).run();
 }
 
@@ -110,7 +85,7 @@ export function runCall(host: PipelineHost, req: CallRequest): Promise<ToolFinal
  * event, statistics when the tool exists (`recordStats`).
  */
 export function failCall(
-  host: PipelineHost,
+  host: CallEnvironment,
   toolId: string,
   message: string,
   options: { callID?: string; listeners?: OnToolResult[]; recordStats?: boolean } = {},
@@ -179,14 +154,14 @@ class CallContext implements Tool.Context {
  */
 class Call {
   // Fields are declared and assigned in the constructor (see CallContext for why).
-  declare private readonly host: PipelineHost;
+  declare private readonly host: CallEnvironment;
   declare private readonly req: CallRequest;
   declare private readonly toolId: string;
   declare private readonly callID: string;
   declare private readonly started: number;
   /** Title and metadata reported so far by `ctx.metadata` (made on the first report). */
   declare private partial?: { title: string; metadata: Tool.Metadata };
-  declare private settled: boolean;
+  declare private isSettled: boolean;
   /** Made only when someone asks for it (ctx.abort, a wait in the queue): AbortControllers are costly. */
   declare private controller?: AbortController;
   declare private stopped?: Error;
@@ -207,14 +182,14 @@ class Call {
   /** The call's OpenTelemetry span, when something records it. */
   declare private span?: CallSpan;
 
-  constructor(host: PipelineHost, req: CallRequest) {
+  constructor(host: CallEnvironment, req: CallRequest) {
     this.host = host;
     this.req = req;
     this.toolId = req.tool.id;
     this.callID = req.callID ?? req.ctx?.callID ?? randomUUID();
     this.started = Date.now();
     this.partial = undefined;
-    this.settled = false;
+    this.isSettled = false;
     this.controller = undefined;
     this.stopped = undefined;
     this.abortMessage = '';
@@ -326,7 +301,7 @@ class Call {
   /** Tells the host the output of a call that ran; its refusal, if it has one. */
   private settledRefusal(output: string): string | undefined {
     const { toolId, callID, req, host } = this;
-    return host.settled?.({ toolId, callID, rawArgs: req.args, args: this.args, ctx: req.ctx }, output);
+    return host.judgeOutput?.({ toolId, callID, rawArgs: req.args, args: this.args, ctx: req.ctx }, output);
   }
 
   /** Asks the host about a URL this call is about to reach (a redirect hop); allowed when the host judges none. */
@@ -399,7 +374,7 @@ class Call {
 
   /** Handles one `ctx.metadata` call. */
   progress(u: Tool.MetadataUpdate): void {
-    if (this.settled || !u) return;
+    if (this.isSettled || !u) return;
     const partial = (this.partial ??= { title: '', metadata: {} });
     if (typeof u.title === 'string') partial.title = u.title;
     if (u.metadata) partial.metadata = { ...partial.metadata, ...u.metadata };
@@ -434,7 +409,7 @@ class Call {
     try {
       if (!result || typeof result !== 'object') throw new Error('it is not an object');
       const pendingOptions = Tool.pendingOf(result);
-      if (pendingOptions) return this.pend(pendingOptions);
+      if (pendingOptions) return this.parkAsPending(pendingOptions);
       output = result.output;
       title = result.title;
       const given: unknown = result.metadata;
@@ -512,11 +487,11 @@ class Call {
   }
 
   /** The tool returned `Tool.pending`: the registry records the call and the model is told to go on. */
-  private pend(options: Tool.PendingOptions): ToolFinalUpdate | Promise<ToolFinalUpdate> {
+  private parkAsPending(options: Tool.PendingOptions): ToolFinalUpdate | Promise<ToolFinalUpdate> {
     const { toolId } = this;
     let record: PendingCall | string | Promise<PendingCall | string> | undefined;
     try {
-      record = this.host.pend?.({
+      record = this.host.recordPending?.({
         toolId,
         callID: this.callID,
         args: this.args,
@@ -590,7 +565,7 @@ class Call {
   }
 
   private finish(error: string | undefined, result: Tool.Result): ToolFinalUpdate {
-    this.settled = true;
+    this.isSettled = true;
     if (this.repairs) result.metadata = { ...result.metadata, repairs: this.repairs };
     const now = Date.now();
     const durationMs = now - this.started;
@@ -605,7 +580,7 @@ class Call {
     } as ToolFinalUpdate;
     if (error !== undefined) update.error = error;
     this.final = update;
-    if (!this.skipStats) this.host.record(this.toolId, durationMs, error);
+    if (!this.skipStats) this.host.recordStats(this.toolId, durationMs, error);
     this.span?.end(update);
     this.deliver(update);
     if (this.host.listening) {
@@ -635,70 +610,5 @@ class Call {
         });
       }
     }
-  }
-}
-
-/** What a system call's error code means, in words a model can act on. */
-const SYSTEM_ERRORS: Record<string, string> = {
-  ENOENT: 'it does not exist',
-  EEXIST: 'something already exists there',
-  EACCES: 'permission denied',
-  EPERM: 'the operation is not permitted',
-  ENAMETOOLONG: 'a name is too long (at most 255 bytes per name, 4096 per path)',
-  ENOTDIR: 'a part of the path is not a directory',
-  EISDIR: 'it is a directory',
-  ENOTEMPTY: 'the directory is not empty',
-  EXDEV: 'it would cross file systems',
-  ENOSPC: 'the disk is full',
-  EMFILE: 'too many files are open',
-  EBUSY: 'it is busy',
-  EROFS: 'the file system is read-only',
-  ELOOP: 'it goes through too many symbolic links',
-  EINVAL: 'an argument is invalid',
-};
-
-function shortPath(p: unknown): string {
-  const s = String(p);
-  return JSON.stringify(s.length > 160 ? `${s.slice(0, 160)}...` : s);
-}
-
-/**
- * The text of anything a tool threw, as a sentence; never throws, whatever the value (an Error
- * from another realm, a system error, a string, null, a Symbol, a Proxy that throws on access).
- */
-export function errorText(err: unknown, toolId: string): string {
-  const bug = 'This is a bug in the tool; try another way to get the result.';
-  try {
-    if (typeof err === 'string')
-      return err.trim() ? err : `Tool "${toolId}" failed with an empty error message. ${bug}`;
-    if (err !== null && typeof err === 'object') {
-      const e = err as {
-        message?: unknown;
-        code?: unknown;
-        syscall?: unknown;
-        path?: unknown;
-        dest?: unknown;
-        name?: unknown;
-      };
-      const code = e.code;
-      if (typeof code === 'string' && typeof e.syscall === 'string') {
-        const where =
-          e.path === undefined
-            ? ''
-            : ` of ${shortPath(e.path)}${e.dest === undefined ? '' : ` to ${shortPath(e.dest)}`}`;
-        return `Tool "${toolId}" failed: ${e.syscall}${where} was refused because ${SYSTEM_ERRORS[code] ?? 'the system reported an error'} (${code}). Check the arguments and try again.`;
-      }
-      const message = e.message;
-      if (typeof message === 'string' && message.trim()) {
-        // A bare word ("trap", "boom") is not something a model can act on: say whose failure it is.
-        return /\s/.test(message.trim()) ? message : `Tool "${toolId}" failed: ${message.trim()}. ${bug}`;
-      }
-      const json = JSON.stringify(err);
-      const name = typeof e.name === 'string' && e.name ? e.name : 'an error without a message';
-      return `Tool "${toolId}" failed with ${json && json !== '{}' ? json.slice(0, 500) : name}. ${bug}`;
-    }
-    return `Tool "${toolId}" failed with the value ${typeof err === 'symbol' ? err.toString() : String(err)}. ${bug}`;
-  } catch {
-    return `Tool "${toolId}" failed with an error value that could not be read. ${bug}`;
   }
 }

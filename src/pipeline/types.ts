@@ -2,7 +2,7 @@
  * The pipeline's public vocabulary: the updates a call reports, the events a registry emits, statistics.
  * Must not hold behaviour: types only (the call is in call.ts).
  */
-import type { Tool } from '../tool.js';
+import type { Tool } from '../authoring/tool.js';
 import type { McpConnectionState, McpServerStatus } from '../mcp/types.js';
 import type { SandboxStatus } from '../sandbox/types.js';
 
@@ -100,4 +100,39 @@ export interface ToolStats {
   totalDurationMs: number;
   averageDurationMs: number;
   lastError?: string;
+}
+
+/** What the pipeline tells the registry about a call that will be resolved later. */
+export interface PendRequest {
+  toolId: string;
+  callID: string;
+  args: unknown;
+  sessionID: string;
+  options: Tool.PendingOptions;
+  /** The call's context (a store namespace may depend on it). */
+  ctx?: Partial<Tool.Context>;
+}
+
+/** What step 2 judges: the call as sent (approvals are bound to these arguments) and as parsed. */
+export interface AuthorizeCall {
+  toolId: string;
+  callID: string;
+  rawArgs: unknown;
+  args: unknown;
+  ctx?: Partial<Tool.Context>;
+}
+
+/** One call's request. */
+export interface CallRequest {
+  tool: Tool.Initialized;
+  args: unknown;
+  /** The caller's context; any field left out gets a default. */
+  ctx?: Partial<Tool.Context>;
+  callID?: string;
+  /** Aborts the call (LangChain's `config.signal`, or the caller's). */
+  signal?: AbortSignal;
+  /** Per-call timeout override (ms), clamped to the tool's `timeout.maxMs`. */
+  timeoutMs?: number;
+  /** Receivers of every update, in order. */
+  listeners?: OnToolResult[];
 }

@@ -29,7 +29,7 @@ export function argsHash(toolId: string, args: unknown): string {
 }
 
 /** One-call grants: call id -> the arguments hash it was approved for. */
-export class GrantStore {
+export class CallGrants {
   private readonly grants = new Map<string, string>();
 
   /** Records that call `callID` may run once with arguments hashing to `hash`. */

@@ -4,9 +4,9 @@
  * The registry owns one gate, so loop-guard memory and the environment are per registry.
  * Must not judge rules or ask the approver itself: both are the Policy's (policy.ts authorize, requestApproval).
  */
-import type { AuthorizeCall } from '../pipeline/call.js';
-import type { Tool } from '../tool.js';
-import { workspaceRootFor } from '../workspace.js';
+import type { AuthorizeCall } from '../pipeline/types.js';
+import type { Tool } from '../authoring/tool.js';
+import { workspaceRootFor } from '../workspace/workspace.js';
 import { checksOf, urlChecks, type CheckEnvironment, type ToolFacts } from './checks.js';
 import { LoopGuard, MAX_GUARDED_SESSIONS } from './loop-guard.js';
 import { hopRefusal, refusalMessage } from './messages.js';

@@ -5,7 +5,7 @@
  * in ` *` also matches the command without arguments (`git status *` matches `git status`).
  * Must not know rules or checks: evaluate.ts decides which pattern applies to which subject.
  */
-import { expandBraces } from '../braces.js';
+import { expandBraces } from '../text/braces.js';
 
 const cache = new Map<string, RegExp>();
 /** Compiled patterns kept; the cache is cleared past this (policies have a handful of patterns). */

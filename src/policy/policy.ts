@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { argsHash, GrantStore, type ApprovalRecords } from './approvals.js';
+import { argsHash, CallGrants, type ApprovalRecords } from './approvals.js';
 import { checksOf, defaultDanger, readTreeEntries, type CheckEnvironment } from './checks.js';
 import { ReadPathFilter } from './read-filter.js';
 import { DEFAULT_POLICY } from './defaults.js';
@@ -100,7 +100,7 @@ export class Policy {
   readonly sandbox?: PolicyConfig['sandbox'];
   onPermissionRequest?: OnPermissionRequest;
   /** One-call grants (call id + arguments hash). */
-  readonly grants = new GrantStore();
+  readonly grants = new CallGrants();
   private readonly sessions = new Map<string, Map<string, PolicyRule>>();
 
   constructor(config: PolicyConfig = DEFAULT_POLICY, options: PolicyOptions = {}) {

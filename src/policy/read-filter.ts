@@ -9,7 +9,7 @@
  */
 import { lstatSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import type { Tool } from '../tool.js';
+import type { Tool } from '../authoring/tool.js';
 import { judge, type LayeredRules } from './evaluate.js';
 import { anyPathMatcher, pathMatcher } from './glob.js';
 import type { PolicyAction, PolicyCheck, PolicyRule, PolicySubject } from './types.js';

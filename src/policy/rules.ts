@@ -3,7 +3,7 @@
  * of each problem. Errors name the rule, the field, the value and what is allowed.
  * Must not judge calls: a valid policy is applied by evaluate.ts; this file only reads and validates.
  */
-import { ALL_PERMISSIONS } from '../permissions.js';
+import { ALL_PERMISSIONS } from '../authoring/permissions.js';
 import { patternProblem } from './glob.js';
 import { POLICY_ACTIONS, type PolicyConfig } from './types.js';
 import { sandboxOptionsProblems } from '../sandbox/options.js';

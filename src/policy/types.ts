@@ -2,7 +2,7 @@
  * The shapes of the policy language: rules, decisions, permission requests and answers.
  * Must not hold behaviour: types and the POLICY_ACTIONS list only (judging is evaluate.ts').
  */
-import type { ToolPermission } from '../permissions.js';
+import type { ToolPermission } from '../authoring/permissions.js';
 import type { DangerLevel } from '../tools/bash/danger.js';
 import type { SandboxOptions } from '../sandbox/types.js';
 

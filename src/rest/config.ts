@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { ToolRegistryImpl } from '../registry.js';
+import type { Registry } from '../registry/registry.js';
 import { registerRestTools, type RegisterRestOptions, type RestToolConfig } from './tools.js';
 import { registerOpenApiTools, type OpenApiImport, type OpenApiImportOptions } from './openapi.js';
 
@@ -23,7 +23,7 @@ export interface RestConfigFile {
 
 /** Reads a REST config file and registers its tools; returns their ids and the operations left out. */
 export async function loadRestConfig(
-  registry: ToolRegistryImpl,
+  registry: Registry,
   file: string,
   options: Pick<RegisterRestOptions, 'env' | 'replace'> = {},
 ): Promise<{ ids: string[]; skipped: OpenApiImport['skipped'] }> {

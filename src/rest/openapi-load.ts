@@ -7,7 +7,7 @@
  * document given as an object or fetched by URL may only refer inside itself.
  * Must not build tools (openapi.ts does) nor load the resolver on the main thread.
  */
-import { WorkerPool } from '../worker-pool.js';
+import { WorkerPool } from '../platform/worker-pool.js';
 import { compilePolicy, type SsrfPolicy } from '../net/ssrf.js';
 import { HTTP_DEFAULT_TIMEOUT_SECONDS, renderBody, sendHttp, statusFailure } from '../net/http.js';
 import { scrubText, sentSecretForms, urlCredentials } from '../net/scrub.js';

@@ -4,7 +4,7 @@
  * arguments' schema, `$ref`s resolved by openapi-load.ts in a bounded worker). A path key that is
  * not a path keeping the server's origin skips its operation with the reason. No HTTP calls of the tools here.
  */
-import type { ToolRegistryImpl } from '../registry.js';
+import type { Registry } from '../registry/registry.js';
 import type { SsrfPolicy } from '../net/ssrf.js';
 import { loadOpenApiDocument } from './openapi-load.js';
 import { registerRestTools, type RegisterRestOptions, type RestToolConfig } from './tools.js';
@@ -98,7 +98,7 @@ export async function importOpenApi(
 
 /** `importOpenApi` then `registerRestTools`: returns the registered ids and the operations left out. */
 export async function registerOpenApiTools(
-  registry: ToolRegistryImpl,
+  registry: Registry,
   source: string | object,
   options: OpenApiImportOptions & RegisterRestOptions = {},
 ): Promise<{ ids: string[]; skipped: OpenApiImport['skipped'] }> {

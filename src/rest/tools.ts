@@ -4,9 +4,9 @@
  * SSRF guard, host pinned to the configured one, caps, cache, a per-tool queue, secrets scrubbed.
  */
 import { z } from 'zod';
-import { Tool } from '../tool.js';
-import type { ToolPermission } from '../permissions.js';
-import type { ToolRegistryImpl } from '../registry.js';
+import { Tool } from '../authoring/tool.js';
+import type { ToolPermission } from '../authoring/permissions.js';
+import type { Registry } from '../registry/registry.js';
 import { Semaphore } from '../pipeline/semaphore.js';
 import { entrySchema } from '../mcp/import.js';
 import { compilePolicy, policyFromInitContext, type SsrfPolicy } from '../net/ssrf.js';
@@ -74,7 +74,7 @@ export interface RegisterRestOptions {
 
 /** Registers one tool per config into `registry`; returns their ids. A bad config is an error naming it and the fix. */
 export function registerRestTools(
-  registry: ToolRegistryImpl,
+  registry: Registry,
   configs: readonly RestToolConfig[],
   options: RegisterRestOptions = {},
 ): string[] {

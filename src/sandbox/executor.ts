@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
-import { findExecutable } from '../files.js';
+import { findExecutable } from '../platform/files.js';
 import { SandboxRuntime } from './runtime.js';
 import type { SandboxOptions, SandboxStatus } from './types.js';
 

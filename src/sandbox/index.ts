@@ -3,8 +3,8 @@
  * tenant), found from an init context or a call's context.
  * Must not contain processes itself: runtime.ts does; this file only finds the right runtime.
  */
-import type { Tool } from '../tool.js';
-import { standaloneTenant, tenantOf, type Tenant } from '../tenant.js';
+import type { Tool } from '../authoring/tool.js';
+import { standaloneTenant, tenantOf, type Tenant } from '../workspace/tenant.js';
 import { SandboxRuntime } from './runtime.js';
 import type { SandboxOptions, SandboxStatus } from './types.js';
 

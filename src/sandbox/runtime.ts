@@ -10,16 +10,16 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, promises as fs, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type {} from '../tool.js';
-import type { Tool } from '../tool.js';
-import { findExecutable } from '../files.js';
+import type {} from '../authoring/tool.js';
+import type { Tool } from '../authoring/tool.js';
+import { findExecutable } from '../platform/files.js';
 import { bwrapArguments, innerCommand, normaliseRoots, proxyUrl } from './bwrap.js';
 import { findHiddenPaths, type HiddenPaths } from './secrets.js';
 import type { FilteringProxy } from './proxy.js';
 import { sandboxNote } from './explain.js';
 import type { SandboxMode, SandboxOptions, SandboxStatus } from './types.js';
 
-declare module '../tool.js' {
+declare module '../authoring/tool.js' {
   namespace Tool {
     interface InitContext {
       /** The OS sandbox for bash and the processes built-in tools start; overrides the registry's `sandbox` field by field. */

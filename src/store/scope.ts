@@ -8,9 +8,8 @@
  * Must not know any tool's record shape (each tool validates its own values).
  */
 import { randomUUID } from 'node:crypto';
-import type { Tenant } from '../tenant.js';
 import { kindNamespace, resolveNamespace, STATE_KINDS, type StateKind } from './namespace.js';
-import type { NamespaceContext, StoreItem, ToolStore } from './types.js';
+import type { NamespaceContext, StoreBinding, StoreItem, ToolStore } from './types.js';
 import { redactSecrets } from './url.js';
 
 /** Records read per page when a tool reads all records of one kind. */
@@ -229,8 +228,17 @@ export class StoreScope {
   }
 }
 
+/**
+ * What a scope needs of its owner: its id and store binding. Structural, so store/ does not import
+ * the workspace's Tenant (which imports store/ types): the two folders stay one-way.
+ */
+export interface ScopeOwner {
+  readonly id: string;
+  readonly storeBinding?: StoreBinding;
+}
+
 /** The scope of a call: the run's store (LangGraph), else the registry's; undefined when neither (in-process state). */
-export function storeScope(tenant: Tenant, ctx: ScopeContext | undefined): StoreScope | undefined {
+export function storeScope(tenant: ScopeOwner, ctx: ScopeContext | undefined): StoreScope | undefined {
   const binding = tenant.storeBinding;
   const runStore = ctx?.extra?.[RUN_STORE_KEY];
   const store = isToolStore(runStore) ? runStore : binding?.store;
@@ -258,7 +266,7 @@ export function storeScope(tenant: Tenant, ctx: ScopeContext | undefined): Store
   return scope;
 }
 
-const fixedScopes = new WeakMap<Tenant, WeakMap<ToolStore, StoreScope>>();
+const fixedScopes = new WeakMap<ScopeOwner, WeakMap<ToolStore, StoreScope>>();
 
 const guarded = new WeakSet<object>();
 const ignore = () => undefined;

@@ -4,13 +4,14 @@
  * the package does not load 26 tools and their dependencies (a drift test checks this list against
  * each file's `Tool.define`).
  * Must not decide anything about a tool but its place in the list.
+ * Over 400 lines: one row per built-in tool, nothing else; a table is read whole.
  */
-import type { Tool } from '../tool.js';
-import type { ToolPermission, ToolPermissions } from '../permissions.js';
-import type { ToolRegistryImpl } from '../registry.js';
-import { descriptionBeside } from '../description.js';
+import type { Tool } from '../authoring/tool.js';
+import type { ToolPermission, ToolPermissions } from '../authoring/permissions.js';
+import type { Registry } from '../registry/registry.js';
+import { descriptionBeside } from '../authoring/description.js';
 import { webSearchUnregisteredReason } from './web/web-search-config.js';
-import { deferTools, type DeferSpec } from '../mcp/lazy.js';
+import { deferTools, type DeferSpec } from '../mcp/deferred.js';
 // The tool files that declare typed init options on Tool.InitContext. Type-only re-exports keep
 // their declarations in the published .d.ts without loading the modules at run time.
 export type {} from '../net/ssrf.js';
@@ -285,7 +286,7 @@ async function notOnBackend(entry: Entry): Promise<Tool.Initialized> {
   };
 }
 
-/** The tools that record changes for undo (src/undo-log.ts). */
+/** The tools that record changes for undo (src/tools/files/undo-log.ts). */
 const RECORDS_UNDO = new Set(['write', 'edit', 'move', 'delete']);
 
 /**
@@ -295,7 +296,7 @@ const RECORDS_UNDO = new Set(['write', 'edit', 'move', 'delete']);
  */
 async function savesUndo(entry: Entry, tool: Tool.Initialized): Promise<Tool.Initialized> {
   if (!RECORDS_UNDO.has(entry.id) || tool.unavailable) return tool;
-  const { undoSavesOf } = await import('../undo-log.js');
+  const { undoSavesOf } = await import('./files/undo-log.js');
   const execute = tool.execute.bind(tool);
   return {
     ...tool,
@@ -385,10 +386,7 @@ export interface BuiltinToolsOptions {
  * configuration (web_search) is left out when it has none, unless `only` names it. `defer` defers
  * some of them (see docs/tools.md, "Deferred tools").
  */
-export function registerBuiltinTools(
-  registry: ToolRegistryImpl,
-  onlyOrOptions?: string[] | BuiltinToolsOptions,
-): ToolRegistryImpl {
+export function registerBuiltinTools(registry: Registry, onlyOrOptions?: string[] | BuiltinToolsOptions): Registry {
   const options: BuiltinToolsOptions = Array.isArray(onlyOrOptions) ? { only: onlyOrOptions } : (onlyOrOptions ?? {});
   const { only } = options;
   const registered: string[] = [];

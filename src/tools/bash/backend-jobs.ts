@@ -10,7 +10,7 @@
  * Must not spawn a process on this host, nor format what bash_output says (jobs.ts).
  */
 import { randomBytes } from 'node:crypto';
-import type { OutputStore } from '../../output-store.js';
+import type { SavedOutputs } from '../../workspace/saved-outputs.js';
 import type { GuardedBackend } from '../../backend/guard.js';
 import { Job } from './jobs.js';
 
@@ -103,7 +103,7 @@ export class BackendJob extends Job {
     run: string;
     sessionID: string;
     /** The registry's private store, where the job's full output goes. */
-    outputs: OutputStore;
+    outputs: SavedOutputs;
     backend: GuardedBackend;
     timeoutMs: number;
   }) {

@@ -9,9 +9,9 @@
  */
 import posix from 'node:path/posix';
 import { z } from 'zod';
-import { Tool } from '../../tool.js';
-import { tenantOf } from '../../tenant.js';
-import { descriptionBeside } from '../../description.js';
+import { Tool } from '../../authoring/tool.js';
+import { tenantOf } from '../../workspace/tenant.js';
+import { descriptionBeside } from '../../authoring/description.js';
 import { backendOf } from '../files/backend/common.js';
 import { classifyCommand } from './danger.js';
 import { DEFAULT_TIMEOUT_MS, MAX_OUTPUT_CHARS, MAX_TIMEOUT_MS, backgroundMetadata, type BashMetadata } from './bash.js';

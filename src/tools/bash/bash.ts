@@ -2,7 +2,7 @@
  * bash: runs a shell command in the workspace. The command gets its own process group so that a
  * timeout or abort kills everything it started; output is streamed as progress and capped to a
  * head and a tail, with the full text kept in a file.
- * Must not classify commands (bash-danger.ts) or pace progress (src/progress.ts).
+ * Must not classify commands (bash-danger.ts) or pace progress (src/authoring/progress.ts).
  * Over 400 lines: the process group, output accumulator and kill logic of one command run.
  */
 import { spawn } from 'node:child_process';
@@ -10,13 +10,13 @@ import { createWriteStream, promises as fs, type WriteStream } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
-import { Tool } from '../../tool.js';
-import { Throttle } from '../../progress.js';
-import { findExecutable } from '../../files.js';
-import { descriptionBeside } from '../../description.js';
-import { Workspace, workspaceRootFor } from '../../workspace.js';
-import { tenantOf } from '../../tenant.js';
-import type { OutputStore } from '../../output-store.js';
+import { Tool } from '../../authoring/tool.js';
+import { Throttle } from '../../authoring/progress.js';
+import { findExecutable } from '../../platform/files.js';
+import { descriptionBeside } from '../../authoring/description.js';
+import { Workspace, workspaceRootFor } from '../../workspace/workspace.js';
+import { tenantOf } from '../../workspace/tenant.js';
+import type { SavedOutputs } from '../../workspace/saved-outputs.js';
 import { classifyCommand, type DangerLevel } from './danger.js';
 import { delay, groupAlive, killProcessGroup } from './process-group.js';
 import { jobsFor, type BackgroundJob } from './jobs.js';
@@ -251,7 +251,7 @@ interface RunOptions {
   cwd: string;
   timeoutMs: number;
   /** Where the full output goes when it is over the cap (the tenant's private directory). */
-  outputs: OutputStore;
+  outputs: SavedOutputs;
   signal: AbortSignal;
   onProgress(tail: string, chars: number): void;
 }
@@ -392,7 +392,7 @@ class OutputAccumulator {
 
   constructor(
     private readonly cap: number,
-    private readonly outputs: OutputStore,
+    private readonly outputs: SavedOutputs,
   ) {
     this.headCap = Math.floor(cap / 2);
     this.tailCap = cap - this.headCap;

@@ -7,15 +7,17 @@
  * share the `Job` record below: the same ids, limits, output caps and saved full output.
  * Must not signal process groups directly (process-group.ts) nor classify commands (bash-danger.ts),
  * nor talk to a backend (backend-jobs.ts).
+ * Over 400 lines: a job's whole life (start, the output ring and its reads, the caps, the kill and the
+ * exit hooks) shares one record and one set of limits; split, each half would re-state them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
-import { Tool } from '../../tool.js';
-import type { OutputStore } from '../../output-store.js';
-import { descriptionBeside } from '../../description.js';
+import { Tool } from '../../authoring/tool.js';
+import type { SavedOutputs } from '../../workspace/saved-outputs.js';
+import { descriptionBeside } from '../../authoring/description.js';
 import { groupAlive, killProcessGroup, signalGroup } from './process-group.js';
 
 /** Most jobs one registry runs at once; starting another is refused until one ends. */
@@ -73,7 +75,7 @@ export abstract class Job {
     readonly id: string,
     readonly command: string,
     readonly sessionID: string,
-    private readonly outputs: OutputStore,
+    private readonly outputs: SavedOutputs,
   ) {}
 
   /** The process group id on this host, or null (a backend job, or a shell that never started). */
@@ -174,7 +176,7 @@ export class BackgroundJob extends Job {
     command: string,
     sessionID: string,
     private readonly child: ChildProcess,
-    outputs: OutputStore,
+    outputs: SavedOutputs,
   ) {
     super(id, command, sessionID, outputs);
     const streams = [child.stdout!, child.stderr!];
@@ -255,7 +257,7 @@ export class JobTable {
     env: NodeJS.ProcessEnv;
     sessionID: string;
     /** The registry's private store, where the job's full log goes. */
-    outputs: OutputStore;
+    outputs: SavedOutputs;
     /** The process to start instead of `shell -c command` (the sandbox engine containing it). */
     launch?: { file: string; args: string[]; env: NodeJS.ProcessEnv };
   }): BackgroundJob {

@@ -1,17 +1,18 @@
 /**
  * delete: remove a file, a symbolic link (never its target) or, with `recursive: true`, a
  * directory and everything in it. Danger level `dangerous`; what it removes is kept
- * for undo (src/undo-log.ts) when it fits.
+ * for undo (src/tools/files/undo-log.ts) when it fits.
  * Must not resolve paths itself: Workspace.resolveEntry does.
  */
 import { promises as fs, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { Tool } from '../../tool.js';
-import { descriptionBeside } from '../../description.js';
-import { tenantOf } from '../../tenant.js';
-import { Workspace, withFileLock } from '../../workspace.js';
-import { recordChange, snapshotEntry, MAX_UNDO_BYTES } from '../../undo-log.js';
+import { Tool } from '../../authoring/tool.js';
+import { descriptionBeside } from '../../authoring/description.js';
+import { tenantOf } from '../../workspace/tenant.js';
+import { Workspace, withFileLock } from '../../workspace/workspace.js';
+import { recordChange } from './undo-log.js';
+import { snapshotEntry, MAX_UNDO_BYTES } from './undo-state.js';
 
 /** Most entries one recursive delete removes; a bigger tree is refused before anything is removed. */
 export const MAX_DELETE_ENTRIES = 10_000;

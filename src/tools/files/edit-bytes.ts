@@ -8,13 +8,7 @@
  * undefined and goes through the string path.
  * Must not decide matching policy: edit.ts picks this path only for exact matches.
  */
-import {
-  DIFF_CONTEXT_LINES,
-  contextWindow,
-  diffOfReplacements,
-  type DiffSummary,
-  type Replacement,
-} from '../../diff.js';
+import { DIFF_CONTEXT_LINES, contextWindow, diffOfReplacements, type DiffSummary, type Replacement } from './diff.js';
 
 /** Largest stretch of the file (first match to last, plus context lines) decoded for the diff. */
 export const BYTE_EDIT_MAX_WINDOW = 1024 * 1024;

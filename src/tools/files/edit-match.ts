@@ -8,7 +8,7 @@
  * Must not read or write files: strings in, match ranges out.
  * Over 400 lines: the matcher cascade is one ordered list, read top to bottom.
  */
-import { levenshteinRatio } from '../../similarity.js';
+import { levenshteinRatio } from '../../text/similarity.js';
 
 /** One place to change: a character range of the content and what replaces it. */
 export interface MatchRange {

@@ -2,23 +2,24 @@
  * edit: replace text in a file. Exact match first, then the tolerant cascade of edit-match.ts;
  * serialised per file, checked against the session's last read, written atomically, CRLF and BOM
  * kept. The unified diff goes to metadata, a one-line summary to the model.
- * Must not hold matchers (edit-match.ts) or diff code (src/diff.ts).
+ * Must not hold matchers (edit-match.ts) or diff code (src/tools/files/diff.ts).
  */
 import { promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { Tool } from '../../tool.js';
-import { descriptionBeside } from '../../description.js';
-import { tenantOf, type Tenant } from '../../tenant.js';
-import { Workspace, atomicWriteFile, withFileLock, stampOf } from '../../workspace.js';
-import { decodeLossless, encodeLossless, hasEscapeRange } from '../../lossless-text.js';
-import { statIfExists } from '../../files.js';
-import { diffOfReplacements, type DiffSummary } from '../../diff.js';
+import { Tool } from '../../authoring/tool.js';
+import { descriptionBeside } from '../../authoring/description.js';
+import { tenantOf, type Tenant } from '../../workspace/tenant.js';
+import { Workspace, atomicWriteFile, withFileLock, stampOf } from '../../workspace/workspace.js';
+import { decodeLossless, encodeLossless, hasEscapeRange } from './lossless-text.js';
+import { statIfExists } from '../../platform/files.js';
+import { diffOfReplacements, type DiffSummary } from './diff.js';
 import { exactByteEdit } from './edit-bytes.js';
-import { editedState, fileState, recordChange, type EntryState } from '../../undo-log.js';
+import { recordChange } from './undo-log.js';
+import { editedState, fileState, type EntryState } from './undo-state.js';
 import { findMatches, closestCandidate, rangeLines, AmbiguousBlockError, type MatchRange } from './edit-match.js';
 
-export { DIFF_CONTEXT_LINES } from '../../diff.js';
+export { DIFF_CONTEXT_LINES } from './diff.js';
 /** Lines of the closest candidate quoted in a not-found error. */
 export const MAX_CANDIDATE_LINES = 30;
 /** Match locations listed in an ambiguity error. */

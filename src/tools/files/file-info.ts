@@ -5,9 +5,9 @@
  */
 import { promises as fs, createReadStream, type Stats } from 'node:fs';
 import { z } from 'zod';
-import { Tool } from '../../tool.js';
-import { descriptionBeside } from '../../description.js';
-import { Workspace } from '../../workspace.js';
+import { Tool } from '../../authoring/tool.js';
+import { descriptionBeside } from '../../authoring/description.js';
+import { Workspace } from '../../workspace/workspace.js';
 import { BINARY_SNIFF_BYTES, binaryReason } from './read.js';
 
 /** Files up to this size get their lines counted; bigger ones report `lines: null`. */

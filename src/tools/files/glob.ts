@@ -9,11 +9,11 @@ import fs, { promises as fsp, type Dirent } from 'node:fs';
 import path from 'node:path';
 import type FastGlob from 'fast-glob';
 import { z } from 'zod';
-import { Tool } from '../../tool.js';
-import { isAtomicTempName } from '../../atomic-write.js';
-import { onFirstUse } from '../../lazy.js';
-import { descriptionBeside } from '../../description.js';
-import { Workspace, type RealPathGuard } from '../../workspace.js';
+import { Tool } from '../../authoring/tool.js';
+import { isAtomicTempName } from '../../workspace/atomic-write.js';
+import { onFirstUse } from '../../platform/lazy.js';
+import { descriptionBeside } from '../../authoring/description.js';
+import { Workspace, type RealPathGuard } from '../../workspace/workspace.js';
 import {
   IgnoreTree,
   MtimeCache,
@@ -22,10 +22,10 @@ import {
   compareNewestFirst,
   rootContaining,
 } from './search-common.js';
-import { PROGRESS_INTERVAL_MS, throttle } from '../../progress.js';
-import { saveFullOutput } from '../../truncate.js';
-import { tenantOf } from '../../tenant.js';
-import { abortedMessage, throwIfAborted } from '../../abort.js';
+import { PROGRESS_INTERVAL_MS, throttle } from '../../authoring/progress.js';
+import { saveFullOutput } from '../../pipeline/truncate.js';
+import { tenantOf } from '../../workspace/tenant.js';
+import { abortedMessage, throwIfAborted } from '../../authoring/abort.js';
 
 /** Paths returned at most; the newest are kept. */
 export const MAX_GLOB_RESULTS = 100;

@@ -7,14 +7,14 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { Tool } from '../../tool.js';
-import { descriptionBeside } from '../../description.js';
-import { Workspace } from '../../workspace.js';
-import { isAtomicTempName } from '../../atomic-write.js';
+import { Tool } from '../../authoring/tool.js';
+import { descriptionBeside } from '../../authoring/description.js';
+import { Workspace } from '../../workspace/workspace.js';
+import { isAtomicTempName } from '../../workspace/atomic-write.js';
 import { IgnoreTree, makeIgnore, rootContaining } from './search-common.js';
-import { abortedMessage, throwIfAborted } from '../../abort.js';
+import { abortedMessage, throwIfAborted } from '../../authoring/abort.js';
 
-declare module '../../tool.js' {
+declare module '../../authoring/tool.js' {
   namespace Tool {
     interface InitContext {
       /** list: entries shown at most (capped at LIST_MAX_LIMIT); default LIST_DEFAULT_LIMIT. */

@@ -6,11 +6,12 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { Tool } from '../../tool.js';
-import { descriptionBeside } from '../../description.js';
-import { tenantOf } from '../../tenant.js';
-import { Workspace, withFileLock } from '../../workspace.js';
-import { fileState, movedState, recordChange, MAX_UNDO_BYTES, type EntryState } from '../../undo-log.js';
+import { Tool } from '../../authoring/tool.js';
+import { descriptionBeside } from '../../authoring/description.js';
+import { tenantOf } from '../../workspace/tenant.js';
+import { Workspace, withFileLock } from '../../workspace/workspace.js';
+import { recordChange } from './undo-log.js';
+import { fileState, movedState, MAX_UNDO_BYTES, type EntryState } from './undo-state.js';
 
 const parameters = z.object({
   from: z.string().describe('Path of the file or directory to move: absolute, or relative to the workspace root.'),

@@ -1,20 +1,20 @@
 /**
  * read: a file's lines (streamed, numbered, capped), an image or PDF as an attachment, or a
  * directory's listing. Records the read for the stale-write check of write and edit.
- * Must not hold reading-from-the-end (read-tail.ts) or byte formatting (src/format.ts).
+ * Must not hold reading-from-the-end (read-tail.ts) or byte formatting (src/text/format.ts).
  * Over 400 lines: text, binary, attachment and directory reads share one resolution and record path.
  */
 import { promises as fs, openSync, closeSync, fstatSync, constants as fsConstants } from 'node:fs';
 import type { BigIntStats } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { Tool } from '../../tool.js';
-import { formatBytes } from '../../format.js';
-import { descriptionBeside } from '../../description.js';
-import { tenantOf } from '../../tenant.js';
-import { Workspace, stampOf } from '../../workspace.js';
-import { statIfExistsSync } from '../../files.js';
-import { levenshteinRatio } from '../../similarity.js';
+import { Tool } from '../../authoring/tool.js';
+import { formatBytes } from '../../text/format.js';
+import { descriptionBeside } from '../../authoring/description.js';
+import { tenantOf } from '../../workspace/tenant.js';
+import { Workspace, stampOf } from '../../workspace/workspace.js';
+import { statIfExistsSync } from '../../platform/files.js';
+import { levenshteinRatio } from '../../text/similarity.js';
 import { LineCounts, SlicedReader, TAIL_COUNT_MAX_BYTES, countNewlinesBefore, findTailStart } from './read-tail.js';
 
 /** Lines returned when `limit` is not given. */

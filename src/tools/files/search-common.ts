@@ -7,15 +7,15 @@
 import { promises as fs, statSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import ignoreFactory, { type Ignore } from 'ignore';
-import type {} from '../../tool.js';
-import { expandBraces } from '../../braces.js';
+import type {} from '../../authoring/tool.js';
+import { expandBraces } from '../../text/braces.js';
 
-export { expandBraces, MAX_BRACE_EXPANSIONS } from '../../braces.js';
+export { expandBraces, MAX_BRACE_EXPANSIONS } from '../../text/braces.js';
 
-declare module '../../tool.js' {
+declare module '../../authoring/tool.js' {
   namespace Tool {
     interface InitContext {
-      /** grep and glob: minimum time between progress reports (ms); default PROGRESS_INTERVAL_MS (src/progress.ts). */
+      /** grep and glob: minimum time between progress reports (ms); default PROGRESS_INTERVAL_MS (src/authoring/progress.ts). */
       progressIntervalMs?: number;
     }
   }

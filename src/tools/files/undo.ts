@@ -1,33 +1,28 @@
 /**
  * undo_file and undo_turn: put back what write, edit, move and delete changed, from the registry's
- * undo history (src/undo-log.ts), only when every file is still exactly as those changes left it.
+ * undo history (src/tools/files/undo-log.ts), only when every file is still exactly as those changes left it.
  * Changes made through bash or outside the tools are not recorded and are never touched.
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { Tool } from '../../tool.js';
-import { descriptionBeside } from '../../description.js';
-import { tenantOf } from '../../tenant.js';
-import type { ReadTracker } from '../../read-tracker.js';
-import { Workspace, withFileLock } from '../../workspace.js';
-import type { Tenant } from '../../tenant.js';
+import { Tool } from '../../authoring/tool.js';
+import { descriptionBeside } from '../../authoring/description.js';
+import { tenantOf } from '../../workspace/tenant.js';
+import type { ReadTracker } from '../../workspace/read-tracker.js';
+import { Workspace, withFileLock } from '../../workspace/workspace.js';
+import type { Tenant } from '../../workspace/tenant.js';
 import {
-  MAX_UNDO_BYTES,
   MAX_UNDO_RECORDS,
-  currentState,
-  fileState,
   forgetChanges,
   lastFor,
   lastTurn,
-  restoreState,
-  sameState,
-  type EntryState,
   type UndoCallContext,
   type UndoHistory,
   undoHistory,
-  type UndoRecord,
-} from '../../undo-log.js';
+} from './undo-log.js';
+import { MAX_UNDO_BYTES, currentState, fileState, restoreState, sameState, type EntryState } from './undo-state.js';
+import { type UndoRecord } from './undo-record.js';
 
 export { MAX_UNDO_BYTES, MAX_UNDO_RECORDS };
 

@@ -6,13 +6,14 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { Tool } from '../../tool.js';
-import { descriptionBeside } from '../../description.js';
-import { tenantOf } from '../../tenant.js';
-import { Workspace, atomicWriteFile, withFileLock } from '../../workspace.js';
-import { statIfExists } from '../../files.js';
-import { unifiedDiff } from '../../diff.js';
-import { fileState, recordChange, type EntryState } from '../../undo-log.js';
+import { Tool } from '../../authoring/tool.js';
+import { descriptionBeside } from '../../authoring/description.js';
+import { tenantOf } from '../../workspace/tenant.js';
+import { Workspace, atomicWriteFile, withFileLock } from '../../workspace/workspace.js';
+import { statIfExists } from '../../platform/files.js';
+import { unifiedDiff } from './diff.js';
+import { recordChange } from './undo-log.js';
+import { fileState, type EntryState } from './undo-state.js';
 
 /** Largest content accepted in one write (UTF-8 bytes). */
 export const MAX_WRITE_BYTES = 50 * 1024 * 1024;

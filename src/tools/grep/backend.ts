@@ -7,10 +7,10 @@
  * Must not touch the local disk (but for the saved full list, in the tenant's output store).
  */
 import posix from 'node:path/posix';
-import { Tool } from '../../tool.js';
-import { tenantOf } from '../../tenant.js';
-import { descriptionBeside } from '../../description.js';
-import { abortedMessage, throwIfAborted } from '../../abort.js';
+import { Tool } from '../../authoring/tool.js';
+import { tenantOf } from '../../workspace/tenant.js';
+import { descriptionBeside } from '../../authoring/description.js';
+import { abortedMessage, throwIfAborted } from '../../authoring/abort.js';
 import { IncludeMatcher } from '../files/search-common.js';
 import { backendOf, backendPath, entryAt, shownPath } from '../files/backend/common.js';
 import { BackendError, MAX_BACKEND_ENTRIES, type GuardedBackend } from '../../backend/guard.js';

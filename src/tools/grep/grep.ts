@@ -6,13 +6,13 @@
  */
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';
-import { Tool } from '../../tool.js';
-import { descriptionBeside } from '../../description.js';
-import { Workspace } from '../../workspace.js';
+import { Tool } from '../../authoring/tool.js';
+import { descriptionBeside } from '../../authoring/description.js';
+import { Workspace } from '../../workspace/workspace.js';
 import { IncludeMatcher, rootContaining } from '../files/search-common.js';
-import { PROGRESS_INTERVAL_MS, throttle } from '../../progress.js';
-import { abortedMessage, throwIfAborted } from '../../abort.js';
-import { findExecutable } from '../../files.js';
+import { PROGRESS_INTERVAL_MS, throttle } from '../../authoring/progress.js';
+import { abortedMessage, throwIfAborted } from '../../authoring/abort.js';
+import { findExecutable } from '../../platform/files.js';
 import { compilePattern } from './pattern.js';
 import {
   Collector,
@@ -22,11 +22,11 @@ import {
   type GrepMetadata,
   type SearchOptions,
 } from './results.js';
-import { tenantOf } from '../../tenant.js';
+import { tenantOf } from '../../workspace/tenant.js';
 import { searchWithRg } from './rg.js';
 import { JS_BLOCK_BYTES, searchWithJs } from './js.js';
 
-declare module '../../tool.js' {
+declare module '../../authoring/tool.js' {
   namespace Tool {
     interface InitContext {
       /** grep: `'rg'` forces ripgrep (an error when it is missing), `'js'` the JavaScript search; default `'auto'`. */

@@ -6,7 +6,7 @@
 import { readdirSync, openSync, fstatSync, readFileSync, readSync, closeSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { IgnoreTree, VCS_DIRS } from '../files/search-common.js';
-import { isAtomicTempName } from '../../atomic-write.js';
+import { isAtomicTempName } from '../../workspace/atomic-write.js';
 import { AUTOMATON_LONG_LINE_BYTES, testLongLine } from './long-line.js';
 import type { CompiledPattern } from './pattern.js';
 import { MAX_LINE_LENGTH, type FileAccumulator, type SearchOptions } from './results.js';

@@ -3,7 +3,7 @@
  * thread (worker.mjs), which is terminated when the call is aborted or times out. Only whether
  * the line matches is decided here; reading, context and output stay in grep-js.ts.
  */
-import { WorkerPool } from '../../worker-pool.js';
+import { WorkerPool } from '../../platform/worker-pool.js';
 import type { CompiledPattern } from './pattern.js';
 
 /**

@@ -3,9 +3,9 @@
  * Shared by both backends. Must not spawn a process (grep-rg.ts) or walk a tree (grep-js.ts).
  */
 import { promises as fs, writeSync, closeSync } from 'node:fs';
-import type { Tool } from '../../tool.js';
-import type { Workspace } from '../../workspace.js';
-import type { OutputStore } from '../../output-store.js';
+import type { Tool } from '../../authoring/tool.js';
+import type { Workspace } from '../../workspace/workspace.js';
+import type { SavedOutputs } from '../../workspace/saved-outputs.js';
 import { MtimeCache, compareNewestFirst, type IncludeMatcher } from '../files/search-common.js';
 import type { CompiledPattern } from './pattern.js';
 
@@ -181,7 +181,7 @@ export class FullMatchList {
   private file: string | undefined;
 
   constructor(
-    private readonly store: OutputStore,
+    private readonly store: SavedOutputs,
     private readonly display: (abs: string) => string,
   ) {}
 

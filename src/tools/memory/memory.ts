@@ -1,16 +1,17 @@
 /**
  * memory_list / memory_read / memory_write / memory_patch / memory_append: Markdown notes an agent
- * keeps across sessions in its memory directory (see memory-store.ts). Every change is an atomic
+ * keeps across sessions in its memory directory (see store.ts). Every change is an atomic
  * write under the note's file lock, so concurrent appends from several agents all land.
- * Must not decide where notes live or how paths are confined (memory-store.ts).
+ * Must not decide where notes live or how paths are confined (store.ts, store-notes.ts).
+ * Over 400 lines: five tools over one note format (front line, sections, size caps); each tool is short.
  */
 import { promises as fs, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { Tool } from '../../tool.js';
-import { descriptionBeside } from '../../description.js';
-import { atomicWriteFile, withFileLock, type Workspace } from '../../workspace.js';
-import { statIfExists } from '../../files.js';
+import { Tool } from '../../authoring/tool.js';
+import { descriptionBeside } from '../../authoring/description.js';
+import { atomicWriteFile, withFileLock, type Workspace } from '../../workspace/workspace.js';
+import { statIfExists } from '../../platform/files.js';
 import {
   MAX_MEMORY_FILE_BYTES,
   MAX_MEMORY_LIST_ENTRIES,
@@ -22,7 +23,7 @@ import {
 } from './store.js';
 import { StoreNotes } from './store-notes.js';
 import { storeScope } from '../../store/scope.js';
-import { tenantOf } from '../../tenant.js';
+import { tenantOf } from '../../workspace/tenant.js';
 
 /** memory_list reports progress after every this many notes. */
 export const LIST_PROGRESS_EVERY = 100;

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { Tool } from '../../tool.js';
+import type { Tool } from '../../authoring/tool.js';
 import type { StoreScope } from '../../store/scope.js';
 import type { StoreItem } from '../../store/types.js';
 import { MAX_MEMORY_FILE_BYTES, MAX_MEMORY_LIST_ENTRIES, assertNoteSize, parseSummary, withSummary } from './store.js';

@@ -6,10 +6,10 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { Tool } from '../../tool.js';
-import { Workspace, realpathAllowingMissing, workspaceRootFor } from '../../workspace.js';
+import type { Tool } from '../../authoring/tool.js';
+import { Workspace, realpathAllowingMissing, workspaceRootFor } from '../../workspace/workspace.js';
 
-declare module '../../tool.js' {
+declare module '../../authoring/tool.js' {
   namespace Tool {
     interface InitContext {
       /** The memory tools' directory: absolute, or relative to the workspace root; default `.agent-memory`. */

@@ -6,12 +6,12 @@
 import { z } from 'zod';
 import { HumanMessage, AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import { Tool } from '../../tool.js';
-import { descriptionBeside } from '../../description.js';
-import type { ToolRegistryImpl } from '../../registry.js';
-import type { ToolPermission } from '../../permissions.js';
+import { Tool } from '../../authoring/tool.js';
+import { descriptionBeside } from '../../authoring/description.js';
+import type { Registry } from '../../registry/registry.js';
+import type { ToolPermission } from '../../authoring/permissions.js';
 
-declare module '../../tool.js' {
+declare module '../../authoring/tool.js' {
   namespace Tool {
     /** A chat model, or a function that makes one; typed loosely so any LangChain model fits. */
     export type ModelLike = object;
@@ -106,7 +106,7 @@ export const TaskTool = Tool.define<typeof parameters>(
             `Unknown subagent_type "${args.subagent_type}". Configured sub-agents: ${names.join(', ')}. Use one of those.`,
           );
         }
-        const registry = ctx.extra?.registry as ToolRegistryImpl | undefined;
+        const registry = ctx.extra?.registry as Registry | undefined;
         if (!registry)
           throw new Error(
             "The task tool must be run through a tool registry (it builds the sub-agent from the registry's tools).",

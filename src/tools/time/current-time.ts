@@ -3,8 +3,8 @@
  * Must not touch the file system or network.
  */
 import { z } from 'zod';
-import { Tool } from '../../tool.js';
-import { descriptionBeside } from '../../description.js';
+import { Tool } from '../../authoring/tool.js';
+import { descriptionBeside } from '../../authoring/description.js';
 
 const parameters = z.object({
   timezone: z

@@ -4,10 +4,10 @@
  * Must not import zod or define the tools (todo.ts does); must not keep lists in module state for
  * registries that pass their own todoStore.
  */
-import type { Tool } from '../../tool.js';
-import type { Tenant } from '../../tenant.js';
+import type { Tool } from '../../authoring/tool.js';
+import type { Tenant } from '../../workspace/tenant.js';
 
-declare module '../../tool.js' {
+declare module '../../authoring/tool.js' {
   namespace Tool {
     interface InitContext {
       /** todowrite/todoread: the store to keep lists in (e.g. one per tenant); default: the registry's own store (`todoStoreOf(registry.tenant)`). */

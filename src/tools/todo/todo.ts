@@ -5,9 +5,9 @@
  * Must not keep lists in module state for registries that pass their own todoStore.
  */
 import { z } from 'zod';
-import { Tool } from '../../tool.js';
-import { descriptionBeside } from '../../description.js';
-import { tenantOf } from '../../tenant.js';
+import { Tool } from '../../authoring/tool.js';
+import { descriptionBeside } from '../../authoring/description.js';
+import { tenantOf } from '../../workspace/tenant.js';
 import { REVISION_FIELD, STORE_UPDATE_ATTEMPTS, newRevision, storeScope } from '../../store/scope.js';
 import {
   MAX_TODOS,

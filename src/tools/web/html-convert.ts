@@ -6,7 +6,7 @@
  * loaded only inside the workers, so importing the package does not load them.
  * Must not fetch or check URLs (webfetch.ts, net/ssrf.ts) nor load the converters on the main thread.
  */
-import { WorkerPool } from '../../worker-pool.js';
+import { WorkerPool } from '../../platform/worker-pool.js';
 
 /** Longest a conversion may take before its worker is terminated. */
 export const MAX_CONVERT_MS = 15_000;

@@ -4,8 +4,8 @@
  * src/net/ (shared with the REST and OpenAPI tools); this file holds the tool's arguments only.
  */
 import { z } from 'zod';
-import { Tool } from '../../tool.js';
-import { descriptionBeside } from '../../description.js';
+import { Tool } from '../../authoring/tool.js';
+import { descriptionBeside } from '../../authoring/description.js';
 import { policyFromInitContext } from '../../net/ssrf.js';
 import { HTTP_DEFAULT_TIMEOUT_SECONDS, HTTP_MAX_TIMEOUT_SECONDS, HttpFailure, requestBody } from '../../net/http.js';
 import { callApi, type ApiCallMetadata } from '../../net/api-call.js';
@@ -29,7 +29,7 @@ export const HTTP_FORBIDDEN_HEADERS: readonly string[] = [
 /** Headers and query parameters one call may pass. */
 export const HTTP_MAX_PAIRS = 50;
 
-declare module '../../tool.js' {
+declare module '../../authoring/tool.js' {
   namespace Tool {
     interface InitContext {
       /** http_request may only reach these hosts (`api.example.com`, `*.example.com`); every redirect hop is checked too. Default: any public host. */

@@ -3,9 +3,9 @@
  * tool is left out when none is set. Light on purpose: the package root and the tool list import it.
  * Must not import zod or talk to a backend (the tool in web-search.ts does).
  */
-import type { Tool } from '../../tool.js';
+import type { Tool } from '../../authoring/tool.js';
 
-declare module '../../tool.js' {
+declare module '../../authoring/tool.js' {
   namespace Tool {
     interface InitContext {
       /** web_search's backend; default: from the environment (see `webSearchConfigFromEnv`). */

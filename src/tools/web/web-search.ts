@@ -4,8 +4,8 @@
  * result pages (webfetch does) and never echoes an API key.
  */
 import { z } from 'zod';
-import { Tool } from '../../tool.js';
-import { descriptionBeside } from '../../description.js';
+import { Tool } from '../../authoring/tool.js';
+import { descriptionBeside } from '../../authoring/description.js';
 import { cutScrubbed, sentSecretForms } from '../../net/scrub.js';
 import {
   BACKENDS,

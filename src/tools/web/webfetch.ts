@@ -10,10 +10,10 @@ import type http from 'node:http';
 import { Readable, pipeline } from 'node:stream';
 import zlib from 'node:zlib';
 import { z } from 'zod';
-import { Tool } from '../../tool.js';
-import { formatBytes } from '../../format.js';
-import { PROGRESS_INTERVAL_MS, Throttle } from '../../progress.js';
-import { descriptionBeside } from '../../description.js';
+import { Tool } from '../../authoring/tool.js';
+import { formatBytes } from '../../text/format.js';
+import { PROGRESS_INTERVAL_MS, Throttle } from '../../authoring/progress.js';
+import { descriptionBeside } from '../../authoring/description.js';
 import {
   convertHtml,
   ConvertTimeoutError,
@@ -37,7 +37,7 @@ export const MAX_TIMEOUT_SECONDS = 120;
 export const ERROR_BODY_BYTES = 8 * 1024;
 /** Characters of an error response quoted in the error message. */
 export const ERROR_SNIPPET_CHARS = 300;
-/** Progress is reported after this many new bytes, or PROGRESS_INTERVAL_MS (src/progress.ts), whichever comes first. */
+/** Progress is reported after this many new bytes, or PROGRESS_INTERVAL_MS (src/authoring/progress.ts), whichever comes first. */
 export const PROGRESS_EVERY_BYTES = 256 * 1024;
 /** Image types returned as attachments (what vision models accept). */
 export const IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);

@@ -8,9 +8,9 @@
  */
 import { createHash } from 'node:crypto';
 import posix from 'node:path/posix';
-import type { Tool } from '../../../tool.js';
+import type { Tool } from '../../../authoring/tool.js';
 import { GuardedBackend, BackendError, type BackendFile } from '../../../backend/guard.js';
-import type { FileStamp, ReadTracker } from '../../../read-tracker.js';
+import type { FileStamp, ReadTracker } from '../../../workspace/read-tracker.js';
 
 const guarded = new WeakMap<object, GuardedBackend>();
 const serials = new WeakMap<object, number>();

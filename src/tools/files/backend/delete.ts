@@ -6,12 +6,12 @@
  */
 import posix from 'node:path/posix';
 import { z } from 'zod';
-import { Tool } from '../../../tool.js';
-import { tenantOf } from '../../../tenant.js';
-import { descriptionBeside } from '../../../description.js';
+import { Tool } from '../../../authoring/tool.js';
+import { tenantOf } from '../../../workspace/tenant.js';
+import { descriptionBeside } from '../../../authoring/description.js';
 import { assertSeenFresh, backendOf, backendPath, entryAt, shownPath, trackKey } from './common.js';
 import { parameters } from '../delete.js';
-import type { UndoCallContext } from '../../../undo-log.js';
+import type { UndoCallContext } from '../undo-log.js';
 import { recordBackendChange, snapshotForUndo } from './history.js';
 
 export const BackendDeleteTool = Tool.define(

@@ -7,9 +7,9 @@
  * Must not touch the local disk.
  */
 import type { z } from 'zod';
-import { Tool } from '../../../tool.js';
-import { tenantOf } from '../../../tenant.js';
-import { descriptionBeside } from '../../../description.js';
+import { Tool } from '../../../authoring/tool.js';
+import { tenantOf } from '../../../workspace/tenant.js';
+import { descriptionBeside } from '../../../authoring/description.js';
 import { MAX_EDIT_FILE_BYTES, createdResult, editParameters, edited, planTextEdit } from '../edit.js';
 import type { MatchRange } from '../edit-match.js';
 import {
@@ -26,7 +26,7 @@ import {
   trackKey,
 } from './common.js';
 import { recordBackendChange, textState } from './history.js';
-import { Fingerprint, type EntryState } from '../../../undo-log.js';
+import { Fingerprint, type EntryState } from '../undo-state.js';
 
 export const BackendEditTool = Tool.define(
   {

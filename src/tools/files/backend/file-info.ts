@@ -5,8 +5,8 @@
  * Must not touch the local disk.
  */
 import posix from 'node:path/posix';
-import { Tool } from '../../../tool.js';
-import { descriptionBeside } from '../../../description.js';
+import { Tool } from '../../../authoring/tool.js';
+import { descriptionBeside } from '../../../authoring/description.js';
 import { binaryReason } from '../read.js';
 import type { FileInfoMetadata } from '../file-info.js';
 import { backendOf, backendPath, entryAt, shownPath } from './common.js';

@@ -5,10 +5,10 @@
  * Must not touch the local disk (the full list goes to the tenant's output store, as locally).
  */
 import posix from 'node:path/posix';
-import { Tool } from '../../../tool.js';
-import { tenantOf } from '../../../tenant.js';
-import { descriptionBeside } from '../../../description.js';
-import { saveFullOutput } from '../../../truncate.js';
+import { Tool } from '../../../authoring/tool.js';
+import { tenantOf } from '../../../workspace/tenant.js';
+import { descriptionBeside } from '../../../authoring/description.js';
+import { saveFullOutput } from '../../../pipeline/truncate.js';
 import { MAX_GLOB_RESULTS, type GlobMetadata } from '../glob.js';
 import { backendOf, backendPath, shownPath } from './common.js';
 import type { FileInfo } from '../../../backend/protocol.js';

@@ -7,18 +7,11 @@
  * Must not touch the local disk, nor decide which changes to undo (undo.ts beside it does).
  */
 import type { GuardedBackend } from '../../../backend/guard.js';
-import { tenantOf } from '../../../tenant.js';
-import type { Tool } from '../../../tool.js';
-import {
-  Fingerprint,
-  MAX_UNDO_BYTES,
-  fileState,
-  recordChange,
-  type EntryState,
-  type NewChange,
-  type UndoCallContext,
-  type UndoEffect,
-} from '../../../undo-log.js';
+import { tenantOf } from '../../../workspace/tenant.js';
+import type { Tool } from '../../../authoring/tool.js';
+import { recordChange, type UndoCallContext } from '../undo-log.js';
+import { Fingerprint, MAX_UNDO_BYTES, fileState, type EntryState } from '../undo-state.js';
+import { type NewChange, type UndoEffect } from '../undo-record.js';
 import { backendDomain, entryAt, replaceContent, textDigest } from './common.js';
 
 /** Most files a delete of a directory over a backend keeps for undo (each read before the delete); past it the delete is recorded as not undoable. */

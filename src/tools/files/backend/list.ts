@@ -5,9 +5,9 @@
  * ignores apply (a documented difference).
  */
 import posix from 'node:path/posix';
-import { Tool } from '../../../tool.js';
-import { descriptionBeside } from '../../../description.js';
-import { abortedMessage, throwIfAborted } from '../../../abort.js';
+import { Tool } from '../../../authoring/tool.js';
+import { descriptionBeside } from '../../../authoring/description.js';
+import { abortedMessage, throwIfAborted } from '../../../authoring/abort.js';
 import { makeIgnore } from '../search-common.js';
 import { LIST_DEFAULT_IGNORES, LIST_MAX_LIMIT, listDefaultLimit, type ListMetadata } from '../list.js';
 import { backendOf, backendPath, entryAt, shownPath } from './common.js';

@@ -6,12 +6,13 @@
  */
 import posix from 'node:path/posix';
 import { z } from 'zod';
-import { Tool } from '../../../tool.js';
-import { tenantOf } from '../../../tenant.js';
-import { descriptionBeside } from '../../../description.js';
+import { Tool } from '../../../authoring/tool.js';
+import { tenantOf } from '../../../workspace/tenant.js';
+import { descriptionBeside } from '../../../authoring/description.js';
 import type { GuardedBackend } from '../../../backend/guard.js';
 import { assertSeenFresh, backendOf, backendPath, entryAt, recordSeen, shownPath, textOf, trackKey } from './common.js';
-import type { EntryState, UndoEffect } from '../../../undo-log.js';
+import type { EntryState } from '../undo-state.js';
+import type { UndoEffect } from '../undo-record.js';
 import { recordBackendChange, sameContent, textState } from './history.js';
 
 /** Most files one move over a backend copies (each is a read and a write there). */

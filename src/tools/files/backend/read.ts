@@ -6,10 +6,10 @@
  */
 import posix from 'node:path/posix';
 import { z } from 'zod';
-import { Tool } from '../../../tool.js';
-import { tenantOf } from '../../../tenant.js';
-import { formatBytes } from '../../../format.js';
-import { descriptionBeside } from '../../../description.js';
+import { Tool } from '../../../authoring/tool.js';
+import { tenantOf } from '../../../workspace/tenant.js';
+import { formatBytes } from '../../../text/format.js';
+import { descriptionBeside } from '../../../authoring/description.js';
 import {
   ATTACHMENT_TYPES,
   BINARY_EXTENSIONS,

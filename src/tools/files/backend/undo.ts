@@ -7,11 +7,13 @@
  * Must not touch the local disk.
  */
 import { z } from 'zod';
-import { Tool } from '../../../tool.js';
-import { tenantOf, type Tenant } from '../../../tenant.js';
-import { descriptionBeside } from '../../../description.js';
+import { Tool } from '../../../authoring/tool.js';
+import { tenantOf, type Tenant } from '../../../workspace/tenant.js';
+import { descriptionBeside } from '../../../authoring/description.js';
 import type { GuardedBackend } from '../../../backend/guard.js';
-import { forgetChanges, sameState, type EntryState, type UndoCallContext, type UndoRecord } from '../../../undo-log.js';
+import { forgetChanges, type UndoCallContext } from '../undo-log.js';
+import { sameState, type EntryState } from '../undo-state.js';
+import { type UndoRecord } from '../undo-record.js';
 import { changedSince, fileParameters, refuseLost, turnParameters, undoLastChange, undoLastTurn } from '../undo.js';
 import { backendDomain, backendOf, backendPath, recordSeen, shownPath, trackKey } from './common.js';
 import { backendNow, restoreOnBackend, type BackendNow } from './history.js';

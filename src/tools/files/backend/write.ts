@@ -5,9 +5,9 @@
  * Must not touch the local disk.
  */
 import { z } from 'zod';
-import { Tool } from '../../../tool.js';
-import { tenantOf } from '../../../tenant.js';
-import { descriptionBeside } from '../../../description.js';
+import { Tool } from '../../../authoring/tool.js';
+import { tenantOf } from '../../../workspace/tenant.js';
+import { descriptionBeside } from '../../../authoring/description.js';
 import { MAX_WRITE_BYTES, parameters, writeResult } from '../write.js';
 import {
   assertSeenFresh,
