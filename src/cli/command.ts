@@ -22,9 +22,23 @@ import type { SandboxOptions } from '../sandbox/types.js';
 import type { OpenedStore } from '../store/postgres.js';
 import { openCliStore, storeNamespaceOf, storeUrlOf } from './store.js';
 import { cliOutputDir, pruneSavedOutputs } from './state.js';
+import { nearestName } from '../text/similarity.js';
 
 /** A usage mistake: exit code 2 and a hint. */
 export class UsageError extends Error {}
+
+/**
+ * The name the user most likely meant (`raed` -> `read`, `--workspce` -> `workspace`, `rnu` -> `run`):
+ * two neighbouring letters swapped, else the nearest name (text/similarity.ts); undefined when none is close.
+ */
+export function didYouMean(name: string, candidates: readonly string[]): string | undefined {
+  const swapped = (c: string) => {
+    if (c.length !== name.length) return false;
+    const at = [...c].flatMap((ch, i) => (ch === name[i] ? [] : [i]));
+    return at.length === 2 && at[1] === at[0] + 1 && c[at[0]] === name[at[1]] && c[at[1]] === name[at[0]];
+  };
+  return candidates.find(swapped) ?? nearestName(name, candidates);
+}
 
 /** The CLI's answer for a tool it does not have; task gets its own reason (see makeRegistry). */
 export function unknownTool(registry: Registry, toolId: string): UsageError {
@@ -33,7 +47,9 @@ export function unknownTool(registry: Registry, toolId: string): UsageError {
       'The task tool needs sub-agents, which are chat models configured in code (initCtx.subagents), so the command ' +
         'line does not offer it. Do the work with the other tools, or register task with sub-agents in a --tools module.',
     );
-  return new UsageError(registry.unknownToolMessage(toolId).replace(' Call one of those instead.', ''));
+  const near = didYouMean(toolId, registry.ids());
+  const message = registry.unknownToolMessage(toolId).replace(' Call one of those instead.', '');
+  return new UsageError(near ? message.replace(/^(Unknown tool "[^"]*")\./, `$1 — did you mean "${near}"?`) : message);
 }
 
 /** The flags every command takes. */
