@@ -5,9 +5,9 @@
  * agent) failed, 2 usage error (unknown command, flag, tool, bad JSON, bad model config).
  * Must not hold a command's logic (each is its own module in src/cli/): it parses argv, sets up and dispatches.
  */
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { isEntryPoint } from './cli/main-module.js';
-import { COMMON, UsageError, makeRegistry, type Command, type Values } from './cli/command.js';
+import { COMMON, UsageError, didYouMean, makeRegistry, type Command, type Values } from './cli/command.js';
 import { listCommand } from './cli/list.js';
 import { runCommand } from './cli/run.js';
 import { mcpCommand } from './cli/mcp.js';
@@ -20,6 +20,7 @@ import { memoryCommand } from './cli/memory.js';
 import { skillsCommand } from './cli/skills.js';
 import { toolHelp } from './cli/tool-help.js';
 import { disconnectMcp } from './mcp/index.js';
+import { ALL_PERMISSIONS } from './authoring/permissions.js';
 
 const VERSION = '0.1.0';
 
@@ -68,13 +69,19 @@ Commands:
 Options (every command):
   --workspace DIR     Workspace root the file tools are sandboxed to (default: $AGENT_WORKSPACE_ROOT
                       if set, else the current directory).
-  --permissions LIST  Comma-separated: read, write, execute, network, or all (default: all).
+  --permissions LIST  Comma-separated: ${ALL_PERMISSIONS.join(', ')}, or all (default: all).
   --tools FILE        Load more tools from an ES module (repeatable): its default export is
                       (registry) => void, or an array of { info, permissions, descriptionPath? }.
   --mcp-config FILE   Import tools from the MCP servers in a JSON config (see docs/mcp.md).
   --rest-config FILE  Register REST and OpenAPI tools from a JSON config (see docs/rest-openapi.md).
   --no-builtins       Do not register the built-in tools.
-  --policy FILE       Allow/ask/deny rules every call obeys (default: ./toolbelt.policy.json if present).
+  --policy FILE       Allow/ask/deny rules every call obeys, layered over the default policy (default:
+                      ./toolbelt.policy.json if present, else the default policy alone: reading secret
+                      files and dangerous commands ask, writes outside the workspace are denied).
+  --no-policy         Apply no policy at all (not even the default one).
+  -y, --yes           run, agent: approve what the policy asks about (never what it denies). Without it
+                      run and agent ask at a terminal (y / n / a = always for this session) and refuse
+                      off one; mcp asks the client by elicitation, or refuses if it cannot.
   --sandbox MODE      auto (default): run bash and rg in bubblewrap when it works, else uncontained with
                       one line on stderr; required: refuse bash without it; off (docs/sandbox.md).
   --store URL         Keep todo lists, memory notes and pending calls in this store (postgres://...;
@@ -114,14 +121,17 @@ export async function main(argv: string[]): Promise<number> {
   }
   const spec = COMMANDS[command];
   try {
-    if (!spec) throw new UsageError(`Unknown command "${command}". Commands: ${Object.keys(COMMANDS).join(', ')}.`);
+    if (!spec) {
+      const near = didYouMean(command, Object.keys(COMMANDS));
+      throw new UsageError(
+        `Unknown command "${command}"${near ? ` — did you mean "${near}"?` : '.'} Commands: ${Object.keys(COMMANDS).join(', ')}.`,
+      );
+    }
     let parsed;
     try {
       parsed = parseArgs({ args: rest, options: { ...COMMON, ...spec.options }, allowPositionals: true, strict: true });
     } catch (err) {
-      throw new UsageError(
-        `${(err as Error).message.replace(/\. To specify a positional argument.*$/s, '.')}\nUsage: ${spec.usage}`,
-      );
+      throw new UsageError(`${flagProblem(err as Error, { ...COMMON, ...spec.options })}\nUsage: ${spec.usage}`);
     }
     const values = parsed.values as Values;
     const toolHelpFor = command === 'run' && values.help ? parsed.positionals[0] : undefined;
@@ -160,6 +170,14 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`toolbelt: ${(err as Error).stack ?? String(err)}\n`);
     return 1;
   }
+}
+
+/** parseArgs' complaint, with the flag the user most likely meant when the flag is unknown (`--workspce`). */
+function flagProblem(err: Error, options: NonNullable<ParseArgsConfig['options']>): string {
+  const message = err.message.replace(/\. To specify a positional argument.*$/s, '.');
+  const unknown = /^Unknown option '--?([^'=]+)'/.exec(message)?.[1];
+  const near = unknown === undefined ? undefined : didYouMean(unknown, Object.keys(options));
+  return near ? message.replace(/\.$/, ` — did you mean --${near}?`) : message;
 }
 
 /** How long (ms) the CLI waits, after its command finished, for pending work (an aborted tool's cleanup) before exiting anyway. */

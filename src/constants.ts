@@ -18,6 +18,7 @@ export { TRACER_NAME, MAX_SPAN_CONTENT_CHARS } from './pipeline/telemetry.js';
 export { STALE_TEMP_MIN_AGE_MS, STALE_TEMP_MAX_AGE_MS } from './workspace/atomic-write.js';
 export { SESSION_ID_PATTERN, MAX_SESSION_FILES } from './cli/session.js';
 export { CLI_MAX_SAVED_OUTPUTS, CLI_MAX_SAVED_OUTPUT_BYTES } from './cli/state.js';
+export { ASK_ARGS_CHARS, MCP_APPROVAL_TIMEOUT_MS } from './cli/approver.js';
 export { DEFAULT_MCP_HOST, MCP_HTTP_PATH, MCP_RESULT_META_CAPABILITY, MCP_SESSION_META_KEY } from './mcp/server.js';
 export {
   MAX_MCP_HTTP_SESSIONS,

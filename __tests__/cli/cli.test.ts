@@ -5,6 +5,7 @@ import { utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ensureDist, CLI, ROOT } from '../support/dist.js';
 import { tempDir } from '../support/helpers.js';
+import { ALL_PERMISSIONS } from '../../src/authoring/permissions.js';
 import { checkProvider, parseModelSpec, loadChatModel } from '../../src/providers/chat-model.js';
 
 const TOOLS = path.join(ROOT, '__tests__', 'fixtures', 'cli-tools.mjs');
@@ -295,6 +296,9 @@ describe('usage errors exit 2 with a clear message', () => {
       /arguments for "fx_echo" are not valid JSON[\s\S]*toolbelt run fx_echo '\{"key":"value"\}'/,
     ],
     [['list', '--bogus'], /Unknown option '--bogus'/],
+    [['list', '--workspce', '.'], /Unknown option '--workspce' — did you mean --workspace\?/],
+    [['run', 'raed', '{}'], /Unknown tool "raed" — did you mean "read"\? Known tools: read, /],
+    [['rnu', 'read'], /Unknown command "rnu" — did you mean "run"\?/],
     [['frobnicate'], /Unknown command "frobnicate"\. Commands: list, run, mcp, agent/],
     [['list', '--permissions', 'read,root'], /Unknown permission "root"/],
     [['run'], /"toolbelt run" takes 1-2 arguments, got 0/],
@@ -317,6 +321,8 @@ describe('usage errors exit 2 with a clear message', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/Usage:\n\s+toolbelt list/);
     expect(help.stdout).toMatch(/toolbelt agent "<task>" --model provider:model/);
+    // every permission --permissions takes, memory included
+    for (const p of ALL_PERMISSIONS) expect(help.stdout).toMatch(new RegExp(`--permissions LIST .*\\b${p}\\b`));
     const none = await toolbelt([]);
     expect(none.code).toBe(2);
   });

@@ -14,6 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ROOT } from '../support/dist.js';
 import { extractBlocks } from '../support/doc-blocks.js';
 import { makeUserProject, packPackage } from '../support/user-project.js';
+import { runInPty } from '../support/pty.js';
 
 const run = promisify(execFile);
 const readme = extractBlocks('README.md', readFileSync(path.join(ROOT, 'README.md'), 'utf8'));
@@ -84,5 +85,17 @@ describe('a newcomer following the README', () => {
     } finally {
       await client.close();
     }
+  }, 60_000);
+
+  it('npx toolbelt at a terminal asks before reading .env (the default policy), and runs it on y', async () => {
+    writeFileSync(path.join(project, '.env'), 'API_TOKEN=newcomer-secret\n');
+    const t = runInPty('npx', ['toolbelt', 'run', 'read', '{"filePath":".env"}'], { cwd: project, env: env() });
+    await t.waitFor(/Allow it\? \[y\] yes, once {2}\[n\] no {2}\[a\] always for this session: /);
+    expect(t.screen()).toMatch(/read of \.env, asked by default rule #1 .*it reads a file that usually holds secrets/);
+    expect(t.screen()).not.toContain('newcomer-secret');
+    t.type('y\n');
+    const { code, screen } = await t.done;
+    expect(code).toBe(0);
+    expect(screen).toContain('1: API_TOKEN=newcomer-secret');
   }, 60_000);
 });

@@ -367,6 +367,17 @@ describe('policy files', () => {
     expect(() => parsePolicyText('{\n  "rules": [\n    { "tool": "bash", }\n  ]\n}')).toThrow(/line 3/);
   });
 
+  it('a file holding only "sandbox" is a policy with no rules of its own, layered over the defaults', () => {
+    const config = parsePolicyText('{ "sandbox": { "mode": "required" } }');
+    expect(config).toEqual({ sandbox: { mode: 'required' }, rules: [] });
+    const policy = createPolicy(config);
+    expect(policy.rules).toEqual([]);
+    expect(policy.extendsDefaults).toBe(true);
+    expect(policy.sandbox).toEqual({ mode: 'required' });
+    // "rules" that is there must still be a list
+    expect(() => parsePolicyText('{ "rules": {} }')).toThrow(/rules: must be an array of rules/);
+  });
+
   it('rules given in code are validated the same way', () => {
     expect(() => createPolicy({ rules: [{ tool: 'bash', action: 'allwo' as never }] })).toThrow(
       'Invalid policy:\n- rules[0].action: "allwo" is not an action; use one of allow, ask, deny',
@@ -394,6 +405,9 @@ describe('the shipped JSON Schema agrees with the validator', () => {
       { rules: [], loopGuard: { threshold: 1 } },
       { rules: [{ permission: 'admin', action: 'deny' }] },
       { rules: [], extends: false },
+      {},
+      { sandbox: { mode: 'required' } },
+      { rules: 'none' },
       { rules: [], extends: 'no' },
       { rules: [], loopGuard: { exempt: ['bash_output', 'poll'] } },
       { rules: [], loopGuard: { exempt: 'poll' } },

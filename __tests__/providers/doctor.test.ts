@@ -80,6 +80,21 @@ it('reports, per API, the tools it would refuse and why; exit 1', async () => {
   expect(res.stdout).toMatch(/4 refusals: fix the tools above/);
 });
 
+it("a tool whose init builds a schema JSON Schema cannot hold is that tool's refusal; the others are still judged", async () => {
+  const initSchema = path.join(ROOT, '__tests__', 'fixtures', 'doctor-init-schema.mjs');
+  const res = await doctor(['--no-builtins', '--tools', TOOLS, '--tools', initSchema], '/nonexistent');
+  expect(res.code).toBe(1);
+  expect(`${res.stdout}${res.stderr}`).not.toMatch(/\n\s+at |ToolSchemaError/); // no stack trace
+  expect(res.stdout).toMatch(/^toolbelt doctor: 6 tools/);
+  expect(section(res.stdout, 'Every API')).toEqual([
+    expect.stringMatching(/^Every API\s+1 refused: set up fails$/),
+    '  - schedule: Tool "schedule": parameter "at" uses z.date(), which cannot be represented in the JSON Schema sent to model providers. Fix: use z.string() described as an ISO 8601 date (or z.iso.datetime()) and parse it in execute.',
+  ]);
+  // the five other tools were judged as without it
+  expect(section(res.stdout, 'Gemini')[0]).toMatch(/2 refused/);
+  expect(res.stdout).toMatch(/5 refusals: fix the tools above/);
+});
+
 const bwrapPath = ['/usr/bin/bwrap', '/usr/local/bin/bwrap'].find((p) => existsSync(p));
 if (!bwrapPath && process.env.CI) throw new Error('CI must run doctor with a real bubblewrap: install it.');
 if (!bwrapPath) console.warn('doctor.test.ts: the contained-sandbox case is skipped: bubblewrap is not installed.');

@@ -72,7 +72,9 @@ describe('toolbelt --sandbox', () => {
   });
 
   withBwrap('auto is the default: a write outside the workspace is refused and explained', async () => {
-    const r = await toolbelt(bashArgs('echo x > /etc/toolbelt-cli-probe'));
+    // The default policy would deny this write before bash ran (it writes outside the workspace):
+    // --no-policy leaves the sandbox as the only guard, which is what this test is about.
+    const r = await toolbelt([...bashArgs('echo x > /etc/toolbelt-cli-probe'), '--no-policy']);
     // A non-zero exit is the command's result, not a failed call.
     expect(r.stdout).toContain('[exit code 1]');
     expect(r.stdout).toContain('Read-only file system');

@@ -6,6 +6,7 @@
  */
 import { UsageError, type Command, type Setup, type Values } from './command.js';
 import { progressLine } from './progress.js';
+import { terminalApprover, useApprover } from './approver.js';
 import {
   DEFAULT_MAX_RETRIES,
   MAX_RETRIES_LIMIT,
@@ -67,6 +68,11 @@ async function agent(setup: Setup, values: Values, task: string): Promise<number
   const { createAgent } = await import('langchain');
   const { HumanMessage } = await import('@langchain/core/messages');
   const controller = new AbortController();
+  // The policy's asks go to the human at the terminal, or --yes, or are refused with a sentence.
+  useApprover(
+    registry.policy,
+    terminalApprover({ yes: values.yes === true, command: 'agent', signal: controller.signal }).onPermissionRequest,
+  );
   const onSignal = () => controller.abort(new Error('interrupted by the user'));
   process.once('SIGINT', onSignal);
   try {
@@ -113,9 +119,10 @@ export const agentCommand: Command = {
     'max-description-chars': { type: 'string' },
     'no-task': { type: 'boolean' },
     'no-skills': { type: 'boolean' },
+    yes: { type: 'boolean', short: 'y' },
   },
   positionals: [1, 1],
   usage:
-    'toolbelt agent "<task>" --model provider:model [--max-retries N] [--max-description-chars N] [--no-task] [--no-skills] [--permissions LIST] [--workspace DIR]',
+    'toolbelt agent "<task>" --model provider:model [--max-retries N] [--max-description-chars N] [--no-task] [--no-skills] [--yes] [--permissions LIST] [--workspace DIR]',
   run: (setup, values, positionals) => agent(setup, values, positionals[0]),
 };

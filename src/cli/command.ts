@@ -16,15 +16,29 @@ import {
 } from '../authoring/permissions.js';
 import { builtinTools, registerBuiltinTools } from '../tools/index.js';
 import type { Tool } from '../authoring/tool.js';
-import { findPolicyFile, loadPolicyFile } from '../policy/policy.js';
+import { createPolicy, findPolicyFile, loadPolicyFile } from '../policy/policy.js';
 import { isSandboxMode, SANDBOX_MODES } from '../sandbox/options.js';
 import type { SandboxOptions } from '../sandbox/types.js';
 import type { OpenedStore } from '../store/postgres.js';
 import { openCliStore, storeNamespaceOf, storeUrlOf } from './store.js';
 import { cliOutputDir, pruneSavedOutputs } from './state.js';
+import { nearestName } from '../text/similarity.js';
 
 /** A usage mistake: exit code 2 and a hint. */
 export class UsageError extends Error {}
+
+/**
+ * The name the user most likely meant (`raed` -> `read`, `--workspce` -> `workspace`, `rnu` -> `run`):
+ * two neighbouring letters swapped, else the nearest name (text/similarity.ts); undefined when none is close.
+ */
+export function didYouMean(name: string, candidates: readonly string[]): string | undefined {
+  const swapped = (c: string) => {
+    if (c.length !== name.length) return false;
+    const at = [...c].flatMap((ch, i) => (ch === name[i] ? [] : [i]));
+    return at.length === 2 && at[1] === at[0] + 1 && c[at[0]] === name[at[1]] && c[at[1]] === name[at[0]];
+  };
+  return candidates.find(swapped) ?? nearestName(name, candidates);
+}
 
 /** The CLI's answer for a tool it does not have; task gets its own reason (see makeRegistry). */
 export function unknownTool(registry: Registry, toolId: string): UsageError {
@@ -33,7 +47,9 @@ export function unknownTool(registry: Registry, toolId: string): UsageError {
       'The task tool needs sub-agents, which are chat models configured in code (initCtx.subagents), so the command ' +
         'line does not offer it. Do the work with the other tools, or register task with sub-agents in a --tools module.',
     );
-  return new UsageError(registry.unknownToolMessage(toolId).replace(' Call one of those instead.', ''));
+  const near = didYouMean(toolId, registry.ids());
+  const message = registry.unknownToolMessage(toolId).replace(' Call one of those instead.', '');
+  return new UsageError(near ? message.replace(/^(Unknown tool "[^"]*")\./, `$1 — did you mean "${near}"?`) : message);
 }
 
 /** The flags every command takes. */
@@ -45,6 +61,7 @@ export const COMMON: ParseArgsConfig['options'] = {
   'rest-config': { type: 'string' },
   'no-builtins': { type: 'boolean' },
   policy: { type: 'string' },
+  'no-policy': { type: 'boolean' },
   sandbox: { type: 'string' },
   store: { type: 'string' },
   'store-namespace': { type: 'string' },
@@ -69,7 +86,7 @@ export interface Setup {
   registry: Registry;
   initCtx: Tool.InitContext;
   grant: ToolPermission[];
-  /** The policy file in use (--policy FILE, else ./toolbelt.policy.json when present). */
+  /** The policy file in use (--policy FILE, else ./toolbelt.policy.json when present); without one the default policy applies (none with --no-policy). */
   policyFile?: string;
   /** The state store of --store / $TOOLBELT_STORE_URL, when one was given (closed by `close`). */
   store?: OpenedStore;
@@ -97,8 +114,24 @@ export async function makeRegistry(values: Values, ownsPolicy = false): Promise<
       );
     initCtx.workspaceRoot = root;
   }
-  const policyFile = await policyFileFor(values);
-  const policy = policyFile && !ownsPolicy ? await readPolicy(policyFile) : undefined;
+  if (values['no-policy'] && (values.policy !== undefined || ownsPolicy))
+    throw new UsageError(
+      ownsPolicy
+        ? '--no-policy does not apply to "toolbelt policy", which only reads policies.'
+        : '--no-policy and --policy contradict each other: pass one of them.',
+    );
+  const found = await policyFileFor(values);
+  if (values['no-policy'] && found)
+    process.stderr.write(`toolbelt: --no-policy: ${found} is not applied, and neither is the default policy.\n`);
+  const policyFile = values['no-policy'] ? undefined : found;
+  // The default policy applies unless --no-policy says otherwise (or the file says "extends": false).
+  const policy = ownsPolicy
+    ? undefined
+    : policyFile
+      ? await readPolicy(policyFile)
+      : values['no-policy']
+        ? undefined
+        : createPolicy();
   // `toolbelt policy` reads its file itself, but explain needs the file's sandbox (autoAllow) too.
   const fileSandbox =
     policy?.sandbox ??

@@ -12,6 +12,7 @@ import type { StructuredToolInterface } from '@langchain/core/tools';
 import { UsageError, type Command, type Setup, type Values } from './command.js';
 import { apiViolations, type Api, type SentTool } from '../schema/provider-rules.js';
 import { lspDoctorLine } from './lsp.js';
+import { errorText } from '../pipeline/errors.js';
 import { MIN_DESCRIPTION_CHARS } from '../registry/description-fit.js';
 
 /** The description length some OpenAI-compatible endpoints (Azure OpenAI, several proxies) refuse past. */
@@ -75,13 +76,37 @@ async function onPath(name: string): Promise<string | undefined> {
 
 const n = (v: number) => v.toLocaleString('en-US');
 
+/**
+ * Initialises each tool the grant enables, one at a time: a tool whose init throws (a schema built
+ * there that JSON Schema cannot hold, such as a z.date() parameter) is that tool's refusal, with
+ * the error's sentence (tool, parameter, fix), and the others are still judged.
+ */
+async function initialise(registry: Setup['registry'], grant: Setup['grant'], initCtx: Setup['initCtx']) {
+  const ok: string[] = [];
+  const broken: string[] = [];
+  for (const id of registry.enabled(grant)) {
+    const failure = await registry.initialized(id, initCtx).then(
+      () => undefined,
+      (err: unknown) => errorText(err, id),
+    );
+    if (failure === undefined) ok.push(id);
+    else broken.push(`  - ${id}: ${failure}`);
+  }
+  return { ok, broken };
+}
+
 async function doctor({ registry, initCtx, grant, store }: Setup, values: Values): Promise<number> {
   const max = parseMax(values['max-description-chars']);
   const fit = max === undefined ? {} : { maxDescriptionChars: max };
-  const plain = await registry.tools({ enabledPermissions: grant, initCtx, ...fit });
-  const strict = await registry.tools({ enabledPermissions: grant, initCtx, strict: true, ...fit });
-  const out: string[] = [`toolbelt doctor: ${plain.length} tools (permissions: ${grant.join(', ') || 'none'})`, ''];
-  let refused = 0;
+  const { ok, broken } = await initialise(registry, grant, initCtx);
+  const plain = await registry.tools({ ids: ok, enabledPermissions: grant, initCtx, ...fit });
+  const strict = await registry.tools({ ids: ok, enabledPermissions: grant, initCtx, strict: true, ...fit });
+  const out: string[] = [
+    `toolbelt doctor: ${plain.length + broken.length} tools (permissions: ${grant.join(', ') || 'none'})`,
+    '',
+  ];
+  let refused = broken.length;
+  if (broken.length) out.push(`${'Every API'.padEnd(22)} ${broken.length} refused: set up fails`, ...broken);
   for (const target of TARGETS) {
     const tools = target.strict ? strict : plain;
     const problems = tools.flatMap((t) => {

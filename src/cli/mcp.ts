@@ -3,6 +3,7 @@
  * Must not implement serving: that is src/mcp/server.ts' (loaded on first use); only flags and lifetime live here.
  */
 import { UsageError, type Command, type Setup, type Values } from './command.js';
+import { mcpClientApprover, useApprover } from './approver.js';
 
 /** The environment variable `toolbelt mcp --http` reads the bearer token from when --token is not given. */
 const MCP_TOKEN_ENV = 'TOOLBELT_MCP_TOKEN';
@@ -11,6 +12,8 @@ const HTTP_ONLY = ['host', 'token', 'allow-origin', 'stateless'] as const;
 
 async function mcp({ registry, initCtx, grant, store }: Setup, values: Values): Promise<number> {
   const { serveMcp } = await import('../mcp/index.js');
+  // The policy's asks go to the client's user as elicitations (refused when the client cannot show one).
+  useApprover(registry.policy, mcpClientApprover());
   if (values.http === undefined) {
     for (const flag of HTTP_ONLY) {
       if (values[flag] !== undefined) throw new UsageError(`--${flag} applies to HTTP only: add --http PORT.`);

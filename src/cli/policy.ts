@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { UsageError, type Command, type Setup, type Values } from './command.js';
+import { UsageError, unknownTool, type Command, type Setup, type Values } from './command.js';
 import { createPolicy, loadPolicyFile, POLICY_FILE_NAME, type Policy } from '../policy/policy.js';
 import { parsePolicyText } from '../policy/rules.js';
 import { sourceText } from '../policy/messages.js';
@@ -32,7 +32,7 @@ async function explain(
   json: string | undefined,
 ): Promise<number> {
   if (!tool) throw new UsageError(`"toolbelt policy explain" needs a tool id.\nUsage: ${USAGE}`);
-  if (!setup.registry.has(tool) && !tool.includes('__')) throw new UsageError(setup.registry.unknownToolMessage(tool));
+  if (!setup.registry.has(tool) && !tool.includes('__')) throw unknownTool(setup.registry, tool);
   let args: unknown = {};
   if (json !== undefined) {
     try {

@@ -8,6 +8,7 @@ import { UsageError, unknownTool, type Command, type Setup, type Values } from '
 import { resultText } from '../pipeline/result-text.js';
 import { progressLine } from './progress.js';
 import { PersistedSession, SESSION_ID_PATTERN } from './session.js';
+import { terminalApprover, useApprover } from './approver.js';
 
 async function run({ registry, initCtx, grant }: Setup, values: Values, positionals: string[]): Promise<number> {
   const [toolId, json = '{}'] = positionals;
@@ -41,6 +42,9 @@ async function run({ registry, initCtx, grant }: Setup, values: Values, position
     : undefined;
 
   const controller = new AbortController();
+  // The policy's asks go to the human at the terminal, or --yes, or are refused with a sentence.
+  const approver = terminalApprover({ yes: values.yes === true, command: 'run', signal: controller.signal });
+  useApprover(registry.policy, approver.onPermissionRequest);
   const onSignal = () => controller.abort(new Error('interrupted by the user'));
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
@@ -67,7 +71,8 @@ async function run({ registry, initCtx, grant }: Setup, values: Values, position
       process.stderr.write(`[${toolId}] attachment: ${a.type} ${a.mime}${a.uri ? ` ${a.uri}` : ''} (${size})\n`);
     }
     if (!final.success) {
-      process.stderr.write(`${resultText(final)}\n`);
+      // A refusal the approver already told the human about is not repeated in the model's words.
+      if (!approver.refused) process.stderr.write(`${resultText(final)}\n`);
       return 1;
     }
     process.stdout.write(final.result.output.endsWith('\n') ? final.result.output : `${final.result.output}\n`);
@@ -79,9 +84,14 @@ async function run({ registry, initCtx, grant }: Setup, values: Values, position
 }
 
 export const runCommand: Command = {
-  options: { session: { type: 'string' }, timeout: { type: 'string' }, json: { type: 'boolean' } },
+  options: {
+    session: { type: 'string' },
+    timeout: { type: 'string' },
+    json: { type: 'boolean' },
+    yes: { type: 'boolean', short: 'y' },
+  },
   positionals: [1, 2],
   usage:
-    "toolbelt run <tool> ['<json args>'] [--workspace DIR] [--session ID] [--timeout MS] [--json]   (or: toolbelt run <tool> --help)",
+    "toolbelt run <tool> ['<json args>'] [--workspace DIR] [--session ID] [--timeout MS] [--json] [--yes]   (or: toolbelt run <tool> --help)",
   run,
 };

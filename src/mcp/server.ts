@@ -31,6 +31,7 @@ import type { Registry } from '../registry/registry.js';
 import { resultText } from '../pipeline/result-text.js';
 import { skillCatalogOf } from '../skills/catalog.js';
 import { getSkillPrompt, listSkillPrompts } from '../skills/prompts.js';
+import { withMcpCall } from './call-context.js';
 
 /** The host the HTTP transport binds to unless told otherwise: loopback only. */
 export const DEFAULT_MCP_HOST = '127.0.0.1';
@@ -214,43 +215,47 @@ export function createMcpServer(registry: Registry, options: McpServerOptions = 
     }
     const progressToken = extra._meta?.progressToken;
     let progress = 0;
-    const final = await registry.execute(
-      name,
-      request.params.arguments ?? {},
-      {
-        sessionID: clientSession(request.params._meta, options.sessionScope) ?? sessionID,
-        messageID: String(extra.requestId),
-        agent: 'mcp',
-      },
-      initCtx,
-      {
-        enabledPermissions: grant,
-        toolSet,
-        signal: extra.signal,
-        timeoutMs: options.timeoutMs,
-        onToolResult:
-          progressToken === undefined
-            ? undefined
-            : (u) => {
-                if (u.status !== 'running' || extra.signal.aborted) return;
-                progress++;
-                const m = u.result.metadata;
-                const total = typeof m.total === 'number' ? m.total : undefined;
-                const own = typeof m.progress === 'number' && m.progress >= progress ? m.progress : undefined;
-                if (own !== undefined) progress = own;
-                void extra
-                  .sendNotification({
-                    method: 'notifications/progress',
-                    params: {
-                      progressToken,
-                      progress,
-                      ...(total !== undefined ? { total } : {}),
-                      message: u.result.title || name,
-                    },
-                  })
-                  .catch(() => undefined);
-              },
-      },
+    // The call's connection rides along, so an approver can ask this client's user (call-context.ts).
+    const call = { server, requestId: extra.requestId, signal: extra.signal };
+    const final = await withMcpCall(call, () =>
+      registry.execute(
+        name,
+        request.params.arguments ?? {},
+        {
+          sessionID: clientSession(request.params._meta, options.sessionScope) ?? sessionID,
+          messageID: String(extra.requestId),
+          agent: 'mcp',
+        },
+        initCtx,
+        {
+          enabledPermissions: grant,
+          toolSet,
+          signal: extra.signal,
+          timeoutMs: options.timeoutMs,
+          onToolResult:
+            progressToken === undefined
+              ? undefined
+              : (u) => {
+                  if (u.status !== 'running' || extra.signal.aborted) return;
+                  progress++;
+                  const m = u.result.metadata;
+                  const total = typeof m.total === 'number' ? m.total : undefined;
+                  const own = typeof m.progress === 'number' && m.progress >= progress ? m.progress : undefined;
+                  if (own !== undefined) progress = own;
+                  void extra
+                    .sendNotification({
+                      method: 'notifications/progress',
+                      params: {
+                        progressToken,
+                        progress,
+                        ...(total !== undefined ? { total } : {}),
+                        message: u.result.title || name,
+                      },
+                    })
+                    .catch(() => undefined);
+                },
+        },
+      ),
     );
     if (!final.success) return errorResult(resultText(final));
     const { title, metadata, attachments, structuredContent } = final.result;

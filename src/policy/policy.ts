@@ -109,7 +109,8 @@ export class Policy {
     const freeze = (rules: readonly PolicyRule[]) => Object.freeze(rules.map((r) => Object.freeze({ ...r })));
     this.extendsDefaults = config.extends !== false;
     // The defaults themselves are one layer, not two copies of it.
-    const own = config === DEFAULT_POLICY ? [] : config.rules;
+    // `rules` may be missing in plain JavaScript as in a file: no rules.
+    const own = config === DEFAULT_POLICY ? [] : (config.rules ?? []);
     this.rules = freeze(own);
     this.defaults = freeze(this.extendsDefaults ? DEFAULT_POLICY.rules : []);
     this.fallback = config.default ?? (this.extendsDefaults ? DEFAULT_POLICY.default : undefined) ?? 'allow';

@@ -39,7 +39,10 @@ export function policyProblems(value: unknown): PolicyProblem[] {
   const problems: PolicyProblem[] = [];
   const add = (path: string, message: string) => problems.push({ path, message });
   if (!value || typeof value !== 'object' || Array.isArray(value)) {
-    add('(policy)', 'a policy is an object { "rules": [...], "default"?: "allow" | "ask" | "deny" }');
+    add(
+      '(policy)',
+      'a policy is an object { "rules"?: [...], "default"?: "allow" | "ask" | "deny", "sandbox"?: {...} }',
+    );
     return problems;
   }
   const v = value as Record<string, unknown>;
@@ -54,8 +57,10 @@ export function policyProblems(value: unknown): PolicyProblem[] {
     );
   checkLoopGuard(v.loopGuard, add);
   if (v.sandbox !== undefined) for (const p of sandboxOptionsProblems(v.sandbox)) add(p.path, p.message);
-  if (!Array.isArray(v.rules)) add('rules', 'must be an array of rules (it may be empty)');
-  else v.rules.forEach((rule, i) => ruleProblems(rule, `rules[${i}]`, add));
+  // Optional: a file may hold only "sandbox" (or only "default"); no rules is the same as [].
+  if (v.rules !== undefined && !Array.isArray(v.rules))
+    add('rules', 'must be an array of rules (it may be empty or left out)');
+  else if (Array.isArray(v.rules)) v.rules.forEach((rule, i) => ruleProblems(rule, `rules[${i}]`, add));
   return problems;
 }
 
@@ -138,7 +143,8 @@ export function parsePolicyText(text: string, file = 'toolbelt.policy.json'): Po
   }
   const problems = policyProblems(value).map((p) => ({ ...p, line: lineOfPath(text, p.path) }));
   if (problems.length) throw new PolicyError(problems, file);
-  return value as PolicyConfig;
+  const config = value as PolicyConfig;
+  return config.rules === undefined ? { ...config, rules: [] } : config;
 }
 
 function lineAt(text: string, offset: number): number {

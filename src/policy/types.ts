@@ -45,6 +45,7 @@ export interface LoopGuardOptions {
 export interface PolicyConfig {
   /** JSON files may name their schema; ignored. */
   $schema?: string;
+  /** The rules, in any order (precedence decides). A policy file may leave them out (read as `[]`). */
   rules: PolicyRule[];
   /** What a check no rule matches gets (default `allow`). */
   default?: PolicyAction;
