@@ -45,10 +45,12 @@ Commands:
           0 picks a free port; binds 127.0.0.1 unless --host is given). HTTP requests need
           "Authorization: Bearer T" when --token T (or $TOOLBELT_MCP_TOKEN) is set, which any
           non-loopback --host requires; browser Origins other than the server's own get 403
-          unless --allow-origin lists them (repeatable); --stateless serves without sessions.
+          unless --allow-origin lists them (repeatable); --stateless serves without MCP sessions
+          (a client without a session _meta keeps one session per bearer token, docs/mcp.md).
   policy  explain: the decision for a call and the rule that made it. check: validate a policy
           file (line and field of each problem). show: the policy in use (the default if none).
-  memory  import: copy the memory directory's notes (.agent-memory) into the --store, once.
+  memory  import: copy the memory directory's notes (.agent-memory) into the --store; notes
+          already there are skipped and named (--overwrite replaces them, each reported).
   skills  list: the Agent Skills found (.agents/skills and .claude/skills in the workspace and in ~),
           with their source and problems. check [DIR]: every problem, exit 1 when one skips a
           skill. import DIR...: put skill folders into the --store (docs/skills.md).
