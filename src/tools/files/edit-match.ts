@@ -359,7 +359,7 @@ const UNICODE_FOLD: Record<string, string> = {
 const UNICODE_FOLD_RE = new RegExp(`[${Object.keys(UNICODE_FOLD).join('')}]`, 'g');
 
 /** NBSP and other odd spaces to a space, smart quotes to ASCII quotes, dashes to `-` (one char to one). */
-function foldUnicode(s: string): string {
+export function foldUnicode(s: string): string {
   return s.replace(UNICODE_FOLD_RE, (c) => UNICODE_FOLD[c]);
 }
 
