@@ -14,7 +14,8 @@ import {
   loadChatModel,
 } from '../providers/chat-model.js';
 import { MIN_DESCRIPTION_CHARS } from '../registry/description-fit.js';
-import { registerBuiltinTools } from '../tools/index.js';
+import { registerBuiltinTools, useEdits } from '../tools/index.js';
+import { parseEditsMode } from '../tools/patch/models.js';
 import type { Tool } from '../authoring/tool.js';
 
 /** The sub-agent `toolbelt agent` offers through `task`. */
@@ -53,7 +54,9 @@ async function agent(setup: Setup, values: Values, task: string): Promise<number
   const model = await loadChatModel(spec, { maxRetries });
   const maxDescriptionChars = parseMaxDescriptionChars(values['max-description-chars']);
   const agentInit = offerTask(setup, values, model) ?? initCtx;
+  if (values.edits !== undefined && !values['no-builtins']) useEdits(registry, parseEdits(values.edits));
   const tools = await registry.tools({
+    model: spec,
     enabledPermissions: grant,
     initCtx: agentInit,
     ...(maxDescriptionChars === undefined ? {} : { maxDescriptionChars }),
@@ -95,6 +98,14 @@ function parseMaxDescriptionChars(value: unknown): number | undefined {
   return Number(value);
 }
 
+function parseEdits(value: unknown) {
+  try {
+    return parseEditsMode(value);
+  } catch (err) {
+    throw new UsageError(`--${(err as Error).message}`);
+  }
+}
+
 function parseMaxRetries(value: unknown): number {
   if (value === undefined) return DEFAULT_MAX_RETRIES;
   if (typeof value !== 'string' || !/^\d+$/.test(value.trim()) || Number(value) > MAX_RETRIES_LIMIT)
@@ -110,9 +121,10 @@ export const agentCommand: Command = {
     'max-retries': { type: 'string' },
     'max-description-chars': { type: 'string' },
     'no-task': { type: 'boolean' },
+    edits: { type: 'string' },
   },
   positionals: [1, 1],
   usage:
-    'toolbelt agent "<task>" --model provider:model [--max-retries N] [--max-description-chars N] [--no-task] [--permissions LIST] [--workspace DIR]',
+    'toolbelt agent "<task>" --model provider:model [--max-retries N] [--max-description-chars N] [--no-task] [--edits auto|patch|replace|both] [--permissions LIST] [--workspace DIR]',
   run: (setup, values, positionals) => agent(setup, values, positionals[0]),
 };

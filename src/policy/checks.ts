@@ -20,6 +20,7 @@ import type { ShellCommand } from '../tools/bash/parser.js';
 import type { DangerLevel, PolicyCheck, PolicySubject } from './types.js';
 import { RISKY_VARIABLES } from '../tools/bash/danger-tables.js';
 import { fileArguments } from './bash-files.js';
+import { parsePatch, type PatchOperation } from '../tools/patch/parse.js';
 
 /** What the policy needs to know about the tool being called. */
 export interface ToolFacts {
@@ -68,6 +69,7 @@ export async function checksOf(toolId: string, rawArgs: unknown, env: CheckEnvir
     const subject = urlSubject(args.url);
     return [{ tool: toolId, permissions, danger, subject, label: `${toolId} of ${subject.value}` }];
   }
+  if (toolId === 'apply_patch' && typeof args.input === 'string') return patchChecks(args.input, permissions, env);
   const server = mcpServer(toolId);
   if (server)
     return [
@@ -87,6 +89,38 @@ export async function checksOf(toolId: string, rawArgs: unknown, env: CheckEnvir
     );
   }
   return [{ tool: toolId, permissions, danger, label: `${toolId} call` }];
+}
+
+/**
+ * apply_patch's checks: one per file, judged as the tool that makes that change would be (`write`
+ * for an add or update, `delete`, `move` at both ends), so rules naming those tools apply too. A
+ * patch that does not parse has no files to judge: the tool refuses it without changing anything.
+ */
+async function patchChecks(
+  input: string,
+  permissions: ToolPermission[],
+  env: CheckEnvironment,
+): Promise<PolicyCheck[]> {
+  let ops: PatchOperation[];
+  try {
+    ops = parsePatch(input);
+  } catch {
+    return [{ tool: 'apply_patch', permissions, danger: 'moderate', label: 'apply_patch call' }];
+  }
+  const check = async (as: 'write' | 'delete' | 'move', given: string): Promise<PolicyCheck> => {
+    const subject = await pathSubject(given, '.', env);
+    const danger: DangerLevel = as === 'delete' ? 'dangerous' : 'moderate';
+    return { tool: 'apply_patch', as, permissions, danger, subject, label: `apply_patch ${as} of ${subject.value}` };
+  };
+  return Promise.all(
+    ops.flatMap((op) =>
+      op.kind === 'delete'
+        ? [check('delete', op.path)]
+        : op.kind === 'update' && op.moveTo !== undefined
+          ? [check('move', op.path), check('move', op.moveTo)]
+          : [check('write', op.path)],
+    ),
+  );
 }
 
 /** The check of a URL a call reaches besides its arguments' (a redirect hop), judged like webfetch's URL. */
