@@ -3,8 +3,12 @@ import { describe, it, expect, beforeEach, afterEach } from '@jest/globals';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { StructuredToolInterface } from '@langchain/core/tools';
+import { createAgent } from 'langchain';
+import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { fakeModel } from '@langchain/core/testing';
 import { createPolicy, createRegistry, registerBuiltinTools } from '../../../src/index.js';
 import { ApplyPatchTool } from '../../../src/tools/patch/apply-patch.js';
+import { ReadTool } from '../../../src/tools/files/read.js';
 import { callTool } from '../../support/tool-call.js';
 import { makeCtx, tempDir } from '../../support/helpers.js';
 
@@ -211,18 +215,18 @@ describe('apply_patch', () => {
 
   it('puts back what it already wrote when the call is aborted part-way through writing', async () => {
     await threeFiles();
-    const tool = await ApplyPatchTool.init({ workspaceRoot: dir });
-    const controller = new AbortController();
-    const ctx = makeCtx({ abort: controller.signal, sessionID: 'abort-session' });
-    const registryRead = registerBuiltinTools(createRegistry());
-    void registryRead;
-    // The tool's own read tracker is the standalone tenant's: read through the same tool family.
-    const { ReadTool } = await import('../../../src/tools/files/read.js');
-    const reader = await ReadTool.init({ workspaceRoot: dir });
+    // Initialised without a registry: the tool and read share the standalone tenant's read tracker.
+    const init = { workspaceRoot: dir };
+    const tool = await ApplyPatchTool.init(init);
+    const reader = await ReadTool.init(init);
     for (const n of ['a.ts', 'b.ts']) await reader.execute({ filePath: n }, makeCtx({ sessionID: 'abort-session' }));
-    ctx.metadata = (u: { metadata?: { index?: number } }) => {
-      if (u.metadata?.index === 3) controller.abort();
-    };
+    // The call is aborted as it reports the third file: two are written by then.
+    const ctx: ReturnType<typeof makeCtx> = makeCtx({
+      sessionID: 'abort-session',
+      metadata: (u) => {
+        if ((u.metadata as { index?: number } | undefined)?.index === 3) ctx.abortNow();
+      },
+    });
     const input = patch(
       '*** Update File: a.ts',
       '@@',
@@ -240,31 +244,36 @@ describe('apply_patch', () => {
     expect(await exists('new.ts')).toBe(false);
   });
 
-  it('is taken back whole by undo_turn', async () => {
-    await threeFiles();
-    const res = await apply(
-      patch(
-        '*** Update File: a.ts',
-        '@@',
-        '-const a1 = 1;',
-        '+const a1 = 10;',
-        '*** Update File: b.ts',
-        '*** Move to: moved/b.ts',
-        '@@',
-        '-const b1 = 1;',
-        '+const b1 = 10;',
-        '*** Delete File: c.ts',
-        '*** Add File: d.ts',
-        '+d',
-      ),
+  it('is taken back whole by undo_turn in a createAgent loop', async () => {
+    for (const n of ['a', 'b', 'c']) await fs.writeFile(file(`${n}.ts`), `const ${n}1 = 1;\n`);
+    const input = patch(
+      '*** Update File: a.ts',
+      '@@',
+      '-const a1 = 1;',
+      '+const a1 = 10;',
+      '*** Update File: b.ts',
+      '*** Move to: moved/b.ts',
+      '@@',
+      '-const b1 = 1;',
+      '+const b1 = 10;',
+      '*** Delete File: c.ts',
+      '*** Add File: d.ts',
+      '+d',
     );
-    expect(res.status).toBe('success');
-    // undo_turn undoes the previous turn: the tools' default context gives every call one turn id, so use a fresh one.
-    const undone = await callTool(tools, 'undo_file', { path: 'd.ts' });
-    expect(undone.content).toMatch(/^Undid the apply_patch of a\.ts, b\.ts, c\.ts and 1 more/);
-    expect(await text('a.ts')).toBe('const a1 = 1;\nconst a2 = 2;\nconst a3 = 3;\n');
-    expect(await text('b.ts')).toBe('const b1 = 1;\nconst b2 = 2;\nconst b3 = 3;\n');
-    expect(await text('c.ts')).toBe('const c1 = 1;\nconst c2 = 2;\nconst c3 = 3;\n');
+    const model = fakeModel()
+      .respondWithTools(['a.ts', 'b.ts', 'c.ts'].map((f, i) => ({ name: 'read', args: { filePath: f }, id: `r${i}` })))
+      .respondWithTools([{ name: 'apply_patch', args: { input }, id: 'p1' }])
+      .respondWithTools([{ name: 'undo_turn', args: {}, id: 'u1' }])
+      .respond(new AIMessage('done'));
+    const out = await createAgent({ model, tools }).invoke({ messages: [new HumanMessage('go')] });
+    const reply = (id: string) =>
+      String(out.messages.find((m): m is ToolMessage => ToolMessage.isInstance(m) && m.tool_call_id === id)!.content);
+    expect(reply('p1')).toMatch(/^Applied the patch to 4 files/);
+    expect(reply('u1')).toBe(
+      'Undid 1 change of the previous turn, newest first:\n- apply_patch of a.ts, b.ts, c.ts and 1 more (call p1): ' +
+        'restored a.ts (14 bytes); restored b.ts (14 bytes); removed moved/b.ts (the change had created it); restored c.ts (14 bytes); removed d.ts (the change had created it).',
+    );
+    for (const n of ['a', 'b', 'c']) expect(await text(`${n}.ts`)).toBe(`const ${n}1 = 1;\n`);
     expect([await exists('moved/b.ts'), await exists('d.ts')]).toEqual([false, false]);
   });
 });
