@@ -1,6 +1,6 @@
 /** apply_patch through the LangChain adapter: all or nothing, stale reads, links, policy per file, progress, undo. */
 import { describe, it, expect, beforeEach, afterEach } from '@jest/globals';
-import { promises as fs } from 'node:fs';
+import { promises as fs, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import { createAgent } from 'langchain';
@@ -8,6 +8,7 @@ import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { fakeModel } from '@langchain/core/testing';
 import { createPolicy, createRegistry, registerBuiltinTools } from '../../../src/index.js';
 import { ApplyPatchTool } from '../../../src/tools/patch/apply-patch.js';
+import { PATCH_WRITE_CONCURRENCY } from '../../../src/tools/patch/commit.js';
 import { ReadTool } from '../../../src/tools/files/read.js';
 import { callTool } from '../../support/tool-call.js';
 import { makeCtx, tempDir } from '../../support/helpers.js';
@@ -213,35 +214,64 @@ describe('apply_patch', () => {
     expect(seen).toEqual(['apply_patch: update a.ts (1/2)', 'apply_patch: add z.ts (2/2)']);
   });
 
-  it('puts back what it already wrote when the call is aborted part-way through writing', async () => {
-    await threeFiles();
-    // Initialised without a registry: the tool and read share the standalone tenant's read tracker.
-    const init = { workspaceRoot: dir };
-    const tool = await ApplyPatchTool.init(init);
-    const reader = await ReadTool.init(init);
-    for (const n of ['a.ts', 'b.ts']) await reader.execute({ filePath: n }, makeCtx({ sessionID: 'abort-session' }));
-    // The call is aborted as it reports the third file: two are written by then.
-    const ctx: ReturnType<typeof makeCtx> = makeCtx({
-      sessionID: 'abort-session',
-      metadata: (u) => {
-        if ((u.metadata as { index?: number } | undefined)?.index === 3) ctx.abortNow();
-      },
-    });
+  describe('puts back what it already wrote when writing fails part-way', () => {
+    // More files than are written at once: the last starts only once a worker has written one, so
+    // by the time it reports its progress at least one file is changed on disk.
+    const N = PATCH_WRITE_CONCURRENCY + 1;
+    const names = Array.from({ length: N }, (_, i) => `f${i}.txt`);
+    const original = (name: string) => `${name} line\n`;
+    const last = names[N - 1];
     const input = patch(
-      '*** Update File: a.ts',
-      '@@',
-      '-const a1 = 1;',
-      '+const a1 = 10;',
-      '*** Delete File: b.ts',
-      '*** Add File: new.ts',
+      '*** Add File: added/new.txt',
       '+new',
+      ...names.flatMap((n, i) =>
+        i % 3 === 1 ? [`*** Delete File: ${n}`] : [`*** Update File: ${n}`, '@@', `-${n} line`, `+${n} changed`],
+      ),
     );
-    await expect(tool.execute({ input }, ctx)).rejects.toThrow(
-      /^apply_patch failed at new\.ts \(the call was aborted\); the 2 changes already written were put back, so nothing was changed\.$/,
-    );
-    expect(await text('a.ts')).toBe('const a1 = 1;\nconst a2 = 2;\nconst a3 = 3;\n');
-    expect(await text('b.ts')).toBe('const b1 = 1;\nconst b2 = 2;\nconst b3 = 3;\n');
-    expect(await exists('new.ts')).toBe(false);
+
+    /** Runs the patch with `onLast` called as the last file reports its progress; resolves to the error. */
+    async function failing(onLast: (ctx: ReturnType<typeof makeCtx>) => void): Promise<Error> {
+      for (const n of names) await fs.writeFile(file(n), original(n));
+      // Initialised without a registry: the tool and read share the standalone tenant's read tracker.
+      const init = { workspaceRoot: dir };
+      const tool = await ApplyPatchTool.init(init);
+      const reader = await ReadTool.init(init);
+      for (const n of names) await reader.execute({ filePath: n }, makeCtx({ sessionID: 'part-way' }));
+      const ctx: ReturnType<typeof makeCtx> = makeCtx({
+        sessionID: 'part-way',
+        metadata: (u) => {
+          if ((u.metadata as { index?: number } | undefined)?.index === N + 1) onLast(ctx);
+        },
+      });
+      return tool.execute({ input }, ctx).then(
+        () => new Error('the patch was applied'),
+        (err: Error) => err,
+      );
+    }
+
+    async function unchanged(except?: string): Promise<void> {
+      for (const n of names) if (n !== except) expect([n, await text(n)]).toEqual([n, original(n)]);
+      expect(await exists('added')).toBe(false);
+    }
+
+    it('when the call is aborted', async () => {
+      const err = await failing((ctx) => ctx.abortNow());
+      expect(err.message).toMatch(
+        /^apply_patch failed at \S+ \(the call was aborted\); the [1-9]\d* changes? already written were put back, so nothing was changed\.$/,
+      );
+      await unchanged();
+    });
+
+    it('when a file is changed underneath before its turn, which is kept as the other writer left it', async () => {
+      const err = await failing(() => writeFileSync(file(last), 'someone else\n'));
+      expect(err.message).toMatch(
+        new RegExp(
+          `^apply_patch failed at ${last} \\(${last} was changed on disk by someone else while the patch was being applied\\.\\); the [1-9]\\d* changes? already written were put back, so nothing was changed\\.$`,
+        ),
+      );
+      await unchanged(last);
+      expect(await text(last)).toBe('someone else\n');
+    });
   });
 
   it('is taken back whole by undo_turn in a createAgent loop', async () => {
