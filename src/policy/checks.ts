@@ -20,7 +20,7 @@ import type { ShellCommand } from '../tools/bash/parser.js';
 import type { DangerLevel, PolicyCheck, PolicySubject } from './types.js';
 import { RISKY_VARIABLES } from '../tools/bash/danger-tables.js';
 import { fileArguments } from './bash-files.js';
-import { parsePatch, type PatchOperation } from '../tools/patch/parse.js';
+import { patchFiles } from '../tools/patch/parse.js';
 
 /** What the policy needs to know about the tool being called. */
 export interface ToolFacts {
@@ -92,34 +92,22 @@ export async function checksOf(toolId: string, rawArgs: unknown, env: CheckEnvir
 }
 
 /**
- * apply_patch's checks: one per file, judged as the tool that makes that change would be (`write`
- * for an add or update, `delete`, `move` at both ends), so rules naming those tools apply too. A
- * patch that does not parse has no files to judge: the tool refuses it without changing anything.
+ * apply_patch's checks: one per file, judged also as the tool that would make that change (`as`), so
+ * rules naming write, delete or move apply. A patch that does not parse is one check (the tool refuses it).
  */
 async function patchChecks(
   input: string,
   permissions: ToolPermission[],
   env: CheckEnvironment,
 ): Promise<PolicyCheck[]> {
-  let ops: PatchOperation[];
-  try {
-    ops = parsePatch(input);
-  } catch {
-    return [{ tool: 'apply_patch', permissions, danger: 'moderate', label: 'apply_patch call' }];
-  }
-  const check = async (as: 'write' | 'delete' | 'move', given: string): Promise<PolicyCheck> => {
-    const subject = await pathSubject(given, '.', env);
-    const danger: DangerLevel = as === 'delete' ? 'dangerous' : 'moderate';
-    return { tool: 'apply_patch', as, permissions, danger, subject, label: `apply_patch ${as} of ${subject.value}` };
-  };
+  const files = patchFiles(input) ?? [];
+  if (!files.length) return [{ tool: 'apply_patch', permissions, danger: 'moderate', label: 'apply_patch call' }];
   return Promise.all(
-    ops.flatMap((op) =>
-      op.kind === 'delete'
-        ? [check('delete', op.path)]
-        : op.kind === 'update' && op.moveTo !== undefined
-          ? [check('move', op.path), check('move', op.moveTo)]
-          : [check('write', op.path)],
-    ),
+    files.map(async ({ as, path: given }) => {
+      const subject = await pathSubject(given, '.', env);
+      const danger: DangerLevel = as === 'delete' ? 'dangerous' : 'moderate';
+      return { tool: 'apply_patch', as, permissions, danger, subject, label: `apply_patch ${as} of ${subject.value}` };
+    }),
   );
 }
 

@@ -103,6 +103,35 @@ export function parsePatch(text: string): PatchOperation[] {
   return ops;
 }
 
+/** One file a patch changes, and the tool that would make that change. */
+export interface PatchFile {
+  as: 'write' | 'delete' | 'move';
+  path: string;
+}
+
+/**
+ * The files a patch changes and how, as the tool that would make each change is named (a move at
+ * both ends), for the policy; undefined when the text is not a valid patch.
+ */
+export function patchFiles(text: string): PatchFile[] | undefined {
+  let ops: PatchOperation[];
+  try {
+    ops = parsePatch(text);
+  } catch {
+    return undefined;
+  }
+  return ops.flatMap((op): PatchFile[] =>
+    op.kind === 'delete'
+      ? [{ as: 'delete', path: op.path }]
+      : op.kind === 'update' && op.moveTo !== undefined
+        ? [
+            { as: 'move', path: op.path },
+            { as: 'move', path: op.moveTo },
+          ]
+        : [{ as: 'write', path: op.path }],
+  );
+}
+
 /**
  * The lines between `*** Begin Patch` and `*** End Patch`, and the 1-based line number of the first
  * of them in `text`. A heredoc (`<<'EOF'` ... `EOF`) or a Markdown code fence around the patch is
