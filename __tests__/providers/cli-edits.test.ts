@@ -5,12 +5,11 @@
  * not exist is one usage line.
  */
 import { describe, it, expect, beforeAll, beforeEach, afterEach } from '@jest/globals';
-import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { CLI, ensureDist } from '../support/dist.js';
+import { ensureDist } from '../support/dist.js';
 import { tempDir } from '../support/helpers.js';
+import { runCli } from '../support/cli-run.js';
 import { startMockProvider, toolResults, type MockProvider } from './mock-server.js';
 import { sentTools } from './subsets.js';
 
@@ -28,20 +27,8 @@ afterEach(async () => {
   await ws.cleanup();
 });
 
-/** Runs the built CLI in the workspace with exactly `env` (plus PATH). */
-function toolbelt(args: string[], env: Record<string, string> = {}) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: ws.dir,
-      env: { PATH: process.env.PATH ?? '', HOME: ws.dir, TMPDIR: os.tmpdir(), ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d));
-    child.stderr.on('data', (d: Buffer) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** Runs the built CLI in the workspace with exactly `env` (plus PATH): no key or URL leaks in from the host. */
+const toolbelt = (args: string[], env: Record<string, string> = {}) => runCli(ws.dir, args, env);
 
 const openai = (url: string) => ({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: `${url}/v1` });
 const PATCH = [
