@@ -17,7 +17,7 @@ import { recordChange } from '../files/undo-log.js';
 import { parsePatch, PatchSyntaxError, type PatchOperation } from './parse.js';
 import { HunkFailures, planFile, resolveAll, type FilePlan } from './plan.js';
 import { commit, effectsOf } from './commit.js';
-import { patchResult, refusal } from './result.js';
+import { APPLY_PATCH_SUMMARY, patchResult, refusal } from './result.js';
 
 /** Largest patch accepted (characters of `input`). */
 export const MAX_PATCH_CHARS = 10 * 1024 * 1024;
@@ -44,8 +44,7 @@ export const ApplyPatchTool = Tool.define(
     const ws = await Workspace.fromInitContext(initCtx);
     const tenant = tenantOf(initCtx);
     return {
-      description:
-        'Apply a patch (*** Begin Patch ... *** End Patch) that adds, deletes, updates or moves files; all of it or nothing.',
+      description: APPLY_PATCH_SUMMARY,
       parameters: applyPatchParameters,
       async execute(args: z.infer<typeof applyPatchParameters>, ctx) {
         const ops = readPatch(args.input);

@@ -13,7 +13,7 @@ import { fileState, type EntryState } from '../files/undo-state.js';
 import { MAX_EDIT_FILE_BYTES } from '../files/edit.js';
 import type { PatchOperation } from './parse.js';
 import { applyHunks, describeFailure, fileText, restoreText } from './locate.js';
-import type { FileChange } from './result.js';
+import { refusals, type FileChange } from './result.js';
 
 /** One operation with its real paths. */
 export interface Target {
@@ -32,9 +32,7 @@ export async function resolveAll(ws: Workspace, ops: PatchOperation[]): Promise<
   const claim = (abs: string, shown: string, line: number) => {
     const earlier = seen.get(abs);
     if (earlier !== undefined) {
-      throw new Error(
-        `The patch changes ${shown} twice (lines ${earlier} and ${line}). Put all its hunks under one '*** Update File:' section. Nothing was changed.`,
-      );
+      throw new Error(refusals.namedTwice(shown, earlier, line));
     }
     seen.set(abs, line);
   };
@@ -87,9 +85,7 @@ export async function planFile(t: Target, tenant: Tenant, session: string): Prom
   if (op.kind === 'add') {
     if (current) {
       if (!tracker.lastRead(session, abs)) {
-        throw new Error(
-          `${shown} already exists, and Add File would replace it without it having been read in this session. Read it first if you mean to replace it, or change it with '*** Update File:'.`,
-        );
+        throw new Error(refusals.addOverUnread(shown));
       }
       await tracker.assertFresh(session, abs, shown, current.stamp);
     }
@@ -104,9 +100,7 @@ export async function planFile(t: Target, tenant: Tenant, session: string): Prom
     };
   }
   if (!current) {
-    throw new Error(
-      `${shown} does not exist, so it cannot be ${op.kind === 'delete' ? 'deleted' : 'updated'}. Check the path (list or glob show what is there); to create a file use '*** Add File:'.`,
-    );
+    throw new Error(refusals.missing(shown, op.kind));
   }
   const before = fileState(current.bytes, current.mode, true);
   if (op.kind === 'delete') {
@@ -152,9 +146,7 @@ export async function planFile(t: Target, tenant: Tenant, session: string): Prom
     plan.destBefore = { type: 'absent' };
     if (there) {
       if (!tracker.lastRead(session, t.dest)) {
-        throw new Error(
-          `${t.destShown} already exists, and moving ${shown} there would replace it without it having been read in this session. Read it first if you mean to replace it, or choose another '*** Move to:' path.`,
-        );
+        throw new Error(refusals.moveOverUnread(t.destShown!, shown));
       }
       await tracker.assertFresh(session, t.dest, t.destShown, there.stamp);
       plan.destVersion = there.stamp;
@@ -178,7 +170,7 @@ async function readIfFile(
     await assertCreatable(abs, shown);
     return undefined;
   }
-  if (st.isDirectory()) throw new Error(`${shown} is a directory; apply_patch changes files only.`);
+  if (st.isDirectory()) throw new Error(refusals.directory(shown));
   if (st.isSymbolicLink()) throw new Error(`${shown} is a symbolic link; delete it with the delete tool.`);
   if (!st.isFile()) throw new Error(`${shown} is not a regular file; apply_patch changes files only.`);
   if (st.size > MAX_EDIT_FILE_BYTES) {

@@ -70,3 +70,20 @@ export function refusal(problems: readonly string[]): string {
       : `The patch was not applied, so nothing was changed (${problems.length} problems):`;
   return `${head}\n${listed.map((p) => `- ${p}`).join('\n')}${more}\nFix ${problems.length === 1 ? 'it' : 'them'} and send the whole patch again.`;
 }
+
+/** The refusals every apply_patch (local or over a backend) says the same way. */
+export const refusals = {
+  namedTwice: (shown: string, first: number, second: number) =>
+    `The patch changes ${shown} twice (lines ${first} and ${second}). Put all its hunks under one '*** Update File:' section. Nothing was changed.`,
+  addOverUnread: (shown: string) =>
+    `${shown} already exists, and Add File would replace it without it having been read in this session. Read it first if you mean to replace it, or change it with '*** Update File:'.`,
+  moveOverUnread: (dest: string, shown: string) =>
+    `${dest} already exists, and moving ${shown} there would replace it without it having been read in this session. Read it first if you mean to replace it, or choose another '*** Move to:' path.`,
+  missing: (shown: string, kind: 'delete' | 'update') =>
+    `${shown} does not exist, so it cannot be ${kind === 'delete' ? 'deleted' : 'updated'}. Check the path (list or glob show what is there); to create a file use '*** Add File:'.`,
+  directory: (shown: string) => `${shown} is a directory; apply_patch changes files only.`,
+};
+
+/** What apply_patch tells a model about itself (local and over a backend). */
+export const APPLY_PATCH_SUMMARY =
+  'Apply a patch (*** Begin Patch ... *** End Patch) that adds, deletes, updates or moves files; all of it or nothing.';

@@ -16,7 +16,7 @@ import type { UndoEffect } from '../undo-record.js';
 import { MAX_EDIT_FILE_BYTES } from '../edit.js';
 import { applyPatchParameters, readPatch } from '../../patch/apply-patch.js';
 import { applyHunks, describeFailure, fileText, restoreText } from '../../patch/locate.js';
-import { patchResult, refusal, type FileChange } from '../../patch/result.js';
+import { APPLY_PATCH_SUMMARY, patchResult, refusal, refusals, type FileChange } from '../../patch/result.js';
 import type { PatchOperation } from '../../patch/parse.js';
 import {
   assertSeenFresh,
@@ -42,8 +42,7 @@ export const BackendApplyPatchTool = Tool.define(
     const g = backendOf(initCtx);
     const tracker = tenantOf(initCtx).readTracker;
     return {
-      description:
-        'Apply a patch (*** Begin Patch ... *** End Patch) that adds, deletes, updates or moves files; all of it or nothing.',
+      description: APPLY_PATCH_SUMMARY,
       parameters: applyPatchParameters,
       async execute(args: z.infer<typeof applyPatchParameters>, ctx) {
         const ops = readPatch(args.input);
@@ -121,7 +120,7 @@ async function planOne(
   claim(seen, p, shown, op.line);
   if (p === '/') throw new Error(`${shown} is the backend's root, not a file.`);
   const entry = await entryAt(g, p, ctx.abort);
-  if (entry.kind === 'dir') throw new Error(`${shown} is a directory; apply_patch changes files only.`);
+  if (entry.kind === 'dir') throw new Error(refusals.directory(shown));
   const existing = entry.kind === 'file' ? textOf(entry.file, shown) : undefined;
   if (
     existing !== undefined &&
@@ -136,10 +135,7 @@ async function planOne(
   };
   if (op.kind === 'add') {
     if (entry.kind === 'file') {
-      if (!tracker.lastRead(ctx.sessionID, trackKey(g, p)))
-        throw new Error(
-          `${shown} already exists, and Add File would replace it without it having been read in this session. Read it first if you mean to replace it, or change it with '*** Update File:'.`,
-        );
+      if (!tracker.lastRead(ctx.sessionID, trackKey(g, p))) throw new Error(refusals.addOverUnread(shown));
       await fresh(p, shown, entry);
     }
     return {
@@ -147,10 +143,7 @@ async function planOne(
       writes: [{ path: p, before: existing, after: op.contents }],
     };
   }
-  if (existing === undefined)
-    throw new Error(
-      `${shown} does not exist, so it cannot be ${op.kind === 'delete' ? 'deleted' : 'updated'}. Check the path (list or glob show what is there); to create a file use '*** Add File:'.`,
-    );
+  if (existing === undefined) throw new Error(refusals.missing(shown, op.kind));
   if (op.kind === 'delete') {
     if (!g.canDelete) throw new Error(`${shown} cannot be deleted: the backend ${g.name} has no delete method.`);
     if (tracker.lastRead(ctx.sessionID, trackKey(g, p))) await fresh(p, shown, entry);
@@ -185,10 +178,7 @@ async function planOne(
     throw new Error(`${destShown} is a directory; give the full new path of the file in '*** Move to:'.`);
   let destBefore: string | undefined;
   if (there.kind === 'file') {
-    if (!tracker.lastRead(ctx.sessionID, trackKey(g, dest)))
-      throw new Error(
-        `${destShown} already exists, and moving ${shown} there would replace it without it having been read in this session. Read it first if you mean to replace it, or choose another '*** Move to:' path.`,
-      );
+    if (!tracker.lastRead(ctx.sessionID, trackKey(g, dest))) throw new Error(refusals.moveOverUnread(destShown, shown));
     await fresh(dest, destShown, there);
     destBefore = textOf(there.file, destShown);
   }
@@ -203,10 +193,7 @@ async function planOne(
 
 function claim(seen: Map<string, number>, p: string, shown: string, line: number): void {
   const earlier = seen.get(p);
-  if (earlier !== undefined)
-    throw new Error(
-      `The patch changes ${shown} twice (lines ${earlier} and ${line}). Put all its hunks under one '*** Update File:' section.`,
-    );
+  if (earlier !== undefined) throw new Error(refusals.namedTwice(shown, earlier, line));
   seen.set(p, line);
 }
 
