@@ -235,6 +235,18 @@ describe('applyHunks', () => {
     });
   });
 
+  it("reads every Unicode dash, quote and odd space Codex folds as its ASCII look-alike, keeping the file's own", () => {
+    const file = 'a \u2015 b\u205Fc\u2004d \u201Cq\u201D \u2018r\u2019\nnext\n';
+    const [op] = parsePatch(patch('*** Update File: f', '@@', ' a - b c d "q" \'r\'', '-next', '+after')) as Array<
+      Extract<PatchOperation, { kind: 'update' }>
+    >;
+    expect(applyHunks(file, op.hunks)).toEqual({
+      ok: true,
+      text: 'a \u2015 b\u205Fc\u2004d \u201Cq\u201D \u2018r\u2019\nafter\n',
+      levels: ['unicode-punctuation'],
+    });
+  });
+
   it('places an addition-only hunk after its anchor, or at the end without one', () => {
     const [op] = parsePatch(patch('*** Update File: f', '@@ b', '+after b', '@@', '+at end')) as Array<
       Extract<PatchOperation, { kind: 'update' }>
