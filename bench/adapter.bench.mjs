@@ -62,3 +62,42 @@ console.log(`  total ratio = ${(oursMs / bareMs).toFixed(3)}`);
 console.log(
   `  ratio = ${ratio.toFixed(3)} (median of ${ROUNDS} rounds; target <= 1.15) ${ratio <= 1.15 ? 'OK' : 'OVER TARGET'}`,
 );
+
+// Wall time against a plain DynamicStructuredTool that returns a string (no artifact), the way a
+// user's own tool is most often written: what an agent's loop waits for per call, idle waits
+// included (a macrotask hop per call costs wall time, not CPU).
+const plain = new DynamicStructuredTool({
+  name: 'noop',
+  description: 'No-op',
+  schema,
+  func: async (args) => args.text,
+});
+async function wall(tool, n) {
+  const start = performance.now();
+  for (let i = 0; i < n; i++) await tool.invoke({ type: 'tool_call', id: `w${i}`, name: 'noop', args: { text: 'x' } });
+  return performance.now() - start;
+}
+for (let w = 0; w < 3; w++) {
+  await wall(plain, 2000);
+  await wall(ours, 2000);
+}
+const wallRatios = [];
+let plainWall = 0;
+let oursWall = 0;
+for (let r = 0; r < ROUNDS; r++) {
+  const p = await wall(plain, N / ROUNDS);
+  const o = await wall(ours, N / ROUNDS);
+  plainWall += p;
+  oursWall += o;
+  wallRatios.push(o / p);
+}
+wallRatios.sort((x, y) => x - y);
+const wallRatio = wallRatios[Math.floor(ROUNDS / 2)];
+console.log(`adapter overhead: ${N} invokes (wall time, plain string-returning tool as baseline)`);
+console.log(
+  `  plain DynamicStructuredTool: ${plainWall.toFixed(0)} ms (${((plainWall * 1000) / N).toFixed(1)} us/call)`,
+);
+console.log(`  agent-toolbelt adapter:      ${oursWall.toFixed(0)} ms (${((oursWall * 1000) / N).toFixed(1)} us/call)`);
+console.log(
+  `  wall ratio = ${wallRatio.toFixed(3)} (median of ${ROUNDS} rounds; target <= 1.15) ${wallRatio <= 1.15 ? 'OK' : 'OVER TARGET'}`,
+);

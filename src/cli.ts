@@ -16,6 +16,7 @@ import { agentCommand } from './cli/agent.js';
 import { loadDotEnv } from './providers/chat-model.js';
 import { policyCommand } from './cli/policy.js';
 import { memoryCommand } from './cli/memory.js';
+import { skillsCommand } from './cli/skills.js';
 import { toolHelp } from './cli/tool-help.js';
 import { disconnectMcp } from './mcp/index.js';
 
@@ -31,6 +32,7 @@ Usage:
   ${policyCommand.usage}
   ${memoryCommand.usage}
   ${doctorCommand.usage}
+  ${skillsCommand.usage}
 
 Commands:
   list    The tools the permissions allow, with their permissions and a one-line description.
@@ -44,11 +46,15 @@ Commands:
   policy  explain: the decision for a call and the rule that made it. check: validate a policy
           file (line and field of each problem). show: the policy in use (the default if none).
   memory  import: copy the memory directory's notes (.agent-memory) into the --store, once.
+  skills  list: the Agent Skills found (.agents/skills and .claude/skills in the workspace and in ~),
+          with their source and problems. check [DIR]: every problem, exit 1 when one skips a
+          skill. import DIR...: put skill folders into the --store (docs/skills.md).
   agent   Run a LangChain agent (createAgent) with the tools on a task. --model defaults to
           $TOOLBELT_MODEL; the provider's package (e.g. @langchain/openai) and key must be present.
           --max-retries N: retries of a failed model request (default 2, max 10). .env in the
           current directory is read first (docs/cli.md lists the variables). The agent is offered
           task with a general-purpose sub-agent (same model and tools); --no-task leaves it out.
+          It is offered skill when Agent Skills are found (see skills); --no-skills leaves it out.
           --max-description-chars N fits tool descriptions under N characters (1024 for Azure).
   doctor  Which tools each provider API (OpenAI Chat, strict, Responses, Anthropic, Gemini,
           1,024-character endpoints) would refuse and why, the size of the definitions sent, and
@@ -86,6 +92,7 @@ const COMMANDS: Record<string, Command> = {
   policy: policyCommand,
   memory: memoryCommand,
   doctor: doctorCommand,
+  skills: skillsCommand,
 };
 
 /** Runs the CLI with `argv` (without node and the script); resolves to the exit code. */

@@ -187,6 +187,27 @@ export {
   WEB_SEARCH_DEFAULT_BASE_URLS,
   WEB_SEARCH_SETUP,
 } from './tools/web/web-search-config.js';
+export {
+  MAX_SKILL_NAME_CHARS,
+  MAX_SKILL_DESCRIPTION_CHARS,
+  MAX_SKILL_COMPATIBILITY_CHARS,
+  MAX_SKILL_FILE_BYTES,
+  MAX_SKILL_FRONTMATTER_BYTES,
+  MAX_SKILL_DEPTH,
+  MAX_SKILLS,
+  MAX_SKILL_DIRS_VISITED,
+  DEFAULT_MAX_SKILL_LISTING_CHARS,
+  MAX_SKILL_FILES_LISTED,
+  MAX_STORED_SKILL_FILES,
+  MAX_STORED_SKILL_BYTES,
+} from './skills/types.js';
+export {
+  SKILLS_RECHECK_MS,
+  REMOTE_SKILLS_RECHECK_MS,
+  MAX_SKILL_SESSIONS,
+  STANDARD_SKILL_DIRS,
+} from './skills/catalog.js';
+export { MIN_LISTED_DESCRIPTION_CHARS, MAX_SKILL_SEARCH_RESULTS } from './skills/listing.js';
 export { MAX_PATCH_CHARS, MAX_PATCH_FILES } from './tools/patch/apply-patch.js';
 export { PATCH_WRITE_CONCURRENCY } from './tools/patch/commit.js';
 export { MAX_NEAREST_LINES, MAX_QUOTED_HUNK_LINES } from './tools/patch/locate.js';

@@ -170,3 +170,7 @@ export {
   type SandboxExecuteResponse,
 } from './sandbox/executor.js';
 export { type BatchCall } from './registry/batch.js';
+export { importSkills, skillCatalogOf, SkillCatalog, type SkillView } from './skills/catalog.js';
+export type { Skill, SkillMeta, SkillProblem, SkillsOptions, SkillSourceKind, LoadedSkill } from './skills/types.js';
+export type { ImportResult as SkillImportResult } from './skills/store.js';
+export type { SkillGrant, SkillGrants } from './skills/allowed-tools.js';

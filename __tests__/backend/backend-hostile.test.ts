@@ -4,7 +4,7 @@
  * malformed or a huge result, or a path outside what was asked -> one failed result whose sentence
  * names the backend and the operation; nothing half-written; caps hold; the registry keeps serving.
  */
-import { describe, it, expect, beforeEach, beforeAll, afterAll } from '@jest/globals';
+import { describe, it, expect, beforeEach, afterEach, beforeAll, afterAll } from '@jest/globals';
 import path from 'node:path';
 import { tempDir } from '../support/helpers.js';
 import { InMemoryStore } from '@langchain/langgraph';
@@ -82,7 +82,7 @@ describe('a backend method that throws', () => {
     backend.sabotage.write = () => Promise.reject({ code: 42 });
     const r = await call('write', { filePath: 'b.txt', content: 'new\n' });
     expect(r.ok).toBe(false);
-    expect(r.output).toMatch(/^The backend HostileBackend failed at write of \/b\.txt: \[object Object\]/);
+    expect(r.output).toMatch(/^The backend HostileBackend failed at write of \/b\.txt: {"code":42}\. Nothing more was done/);
     expect(await stored('/b.txt')).toBeUndefined();
   });
 
@@ -221,6 +221,152 @@ describe('a backend that answers for paths outside what was asked', () => {
     backend.sabotage.write = () => ({ path: '/elsewhere.txt' });
     expect((await call('write', { filePath: 'w.txt', content: 'w' })).output).toMatch(
       /answered write of \/w\.txt for another path, "\/elsewhere\.txt"/,
+    );
+  });
+});
+
+describe('any thrown value becomes a sentence', () => {
+  /** Values whose String() throws, or that are not errors at all. */
+  const hostileValues = (): Array<[string, unknown, RegExp]> => [
+    ['an object without a prototype', Object.create(null), /an object without a text form/],
+    [
+      'an object whose toString throws',
+      {
+        toString() {
+          throw new Error('no text for you');
+        },
+      },
+      /an object without a text form/,
+    ],
+    ['a symbol', Symbol('boom'), /the symbol boom/],
+    [
+      'a proxy whose every trap throws',
+      new Proxy(
+        {},
+        {
+          get() {
+            throw Object.create(null);
+          },
+          getPrototypeOf() {
+            throw Object.create(null);
+          },
+          ownKeys() {
+            throw Object.create(null);
+          },
+          has() {
+            throw Object.create(null);
+          },
+        },
+      ),
+      /a value that cannot be shown as text|an object without a text form/,
+    ],
+  ];
+  let unhandled: unknown[];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  beforeEach(() => {
+    unhandled = [];
+    process.on('unhandledRejection', onUnhandled);
+  });
+  afterEach(async () => {
+    // Rejections nobody handled are reported after the microtasks of the turn: let them surface.
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    process.off('unhandledRejection', onUnhandled);
+    expect(unhandled).toEqual([]);
+  });
+
+  it('thrown or rejected by readRaw: read fails naming the backend, the host keeps running', async () => {
+    for (const [, value, described] of hostileValues()) {
+      for (const how of ['throws', 'rejects'] as const) {
+        backend.sabotage.readRaw = () => {
+          if (how === 'throws') throw value;
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- what a hostile backend does
+          return Promise.reject(value);
+        };
+        const r = await call('read', { filePath: 'a.txt' });
+        expect(r.ok).toBe(false);
+        expect(r.output).toMatch(/^The backend HostileBackend failed at readRaw of \/a\.txt: /);
+        expect(r.output).toMatch(described);
+        noStack(r.output);
+      }
+    }
+    delete backend.sabotage.readRaw;
+    expect((await call('read', { filePath: 'a.txt' })).ok).toBe(true);
+  });
+
+  it('an answer whose fields throw when read, and an error field that is not text', async () => {
+    // A proxy answer: awaiting it reads its `then`, which throws.
+    backend.sabotage.ls = () =>
+      new Proxy(
+        {},
+        {
+          get() {
+            throw Symbol('getter');
+          },
+        },
+      );
+    expect((await call('list', { path: '.' })).output).toBe(
+      'The backend HostileBackend failed at ls of /: the symbol getter. Nothing more was done; check the backend, or retry.',
+    );
+    // A plain answer whose `files` getter throws once the guard reads it.
+    backend.sabotage.ls = () => ({
+      get files(): unknown {
+        throw Object.create(null);
+      },
+    });
+    const listed = await call('list', { path: '.' });
+    expect(listed.ok).toBe(false);
+    expect(listed.output).toBe(
+      "The backend HostileBackend answered ls of / with a malformed result (reading it threw: an object without a text form); it was discarded. Check the backend's implementation of ls.",
+    );
+    delete backend.sabotage.ls;
+    const noText = Object.create(null) as Record<string, unknown>;
+    backend.sabotage.write = () => ({ error: noText });
+    const w = await call('write', { filePath: 'new.txt', content: 'x' });
+    expect(w.output).toMatch(/^The backend HostileBackend refused write of \/new\.txt: an object without a text form/);
+  });
+});
+
+describe('a sibling directory is not inside (a prefix without the separator)', () => {
+  it('ls, glob and grep of /notes answering a path under /notes-x are discarded', async () => {
+    await call('write', { filePath: 'notes/n.txt', content: 'k\n' });
+    const leak = '/notes-x/secret.txt';
+    backend.sabotage.ls = (p) => (p === '/notes' ? { files: [{ path: leak, is_dir: false }] } : { files: [] });
+    backend.sabotage.glob = () => ({ files: [{ path: leak }] });
+    backend.sabotage.grep = () => ({ matches: [{ path: leak, line: 1, text: 'k' }] });
+    for (const [tool, args] of [
+      ['list', { path: 'notes' }],
+      ['glob', { pattern: '*', path: 'notes' }],
+      ['grep', { pattern: 'k', path: 'notes' }],
+    ] as const) {
+      const r = await call(tool, args);
+      expect(r.ok).toBe(false);
+      expect(r.output).toContain(`with the path "${leak}", which is outside what was asked; the answer was discarded.`);
+    }
+  });
+});
+
+describe('a failed read is reported, not papered over', () => {
+  it("read and readRaw throwing, and ls of the file answering the file itself: read fails with the backend's sentence", async () => {
+    // deepagents' BaseSandbox lists a file path as that one file (find -maxdepth 1 on a file).
+    backend.sabotage.read = backend.sabotage.readRaw = () => {
+      throw new Error('the sandbox is unreachable');
+    };
+    backend.sabotage.ls = (p) => ({
+      files: [p === '/a.txt' ? { path: '/a.txt', is_dir: false } : { path: '/a.txt', is_dir: false, size: 8 }],
+    });
+    const r = await call('read', { filePath: 'a.txt' });
+    expect(r).toEqual({
+      ok: false,
+      output:
+        'The backend HostileBackend failed at readRaw of /a.txt: the sandbox is unreachable. Nothing more was done; check the backend, or retry.',
+    });
+  });
+
+  it('ls of a directory naming the directory itself is discarded', async () => {
+    await call('write', { filePath: 'notes/n.txt', content: 'k\n' });
+    backend.sabotage.ls = () => ({ files: [{ path: '/notes/', is_dir: true }] });
+    expect((await call('list', { path: 'notes' })).output).toBe(
+      'The backend HostileBackend answered ls of /notes with the path "/notes/", the directory itself, not an entry under it; the answer was discarded. Check the backend\'s path handling.',
     );
   });
 });

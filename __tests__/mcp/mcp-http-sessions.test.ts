@@ -213,7 +213,7 @@ describe('a stateless server refuses background jobs (no later request could rea
       expect(bg.isError).toBe(true);
       expect((bg.content as Content)[0].text).toBe(
         'bash was not run: background: true starts a job that outlives this call, and this MCP server is stateless ' +
-          '(every request is a new session), so no later call could read its output or stop it. ' +
+          '(every request is served on its own, by whichever replica answers), so no later call could read its output or stop it. ' +
           'Run it without background (it then runs until it ends or times out), or use a stateful server (toolbelt mcp without --stateless).',
       );
       const fg = await client.callTool({

@@ -238,12 +238,24 @@ describe('`toolbelt mcp --http 0 --stateless`: two replicas behind one alternati
     }
   });
 
-  it('no session is kept: each call is its own session (why stateful tools need Mcp-Session-Id pinning)', async () => {
-    const { client } = await alternatingClient();
+  it('no MCP session is kept, yet the calls have one stable session on every replica (_meta overrides it)', async () => {
+    const { client, hits } = await alternatingClient();
     try {
-      const a = await client.callTool({ name: 'fx_whoami', arguments: {} });
-      const b = await client.callTool({ name: 'fx_whoami', arguments: {} });
-      expect((a.content as Content)[0].text).not.toBe((b.content as Content)[0].text);
+      const texts: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const res = await client.callTool({ name: 'fx_whoami', arguments: {} });
+        texts.push((res.content as Content)[0].text!);
+      }
+      // Without a token every local process is one client: one session per namespace.
+      expect(new Set(texts)).toEqual(new Set(['mcp-stateless']));
+      expect(hits[0]).toBeGreaterThanOrEqual(2);
+      expect(hits[1]).toBeGreaterThanOrEqual(2);
+      const named = await client.callTool({
+        name: 'fx_whoami',
+        arguments: {},
+        _meta: { 'agent-toolbelt/session': 'chat-1' },
+      });
+      expect((named.content as Content)[0].text).toBe('mcp-client-chat-1');
       const get = await fetch(urls[0], { headers: { accept: 'text/event-stream' } });
       expect(get.status).toBe(405);
     } finally {

@@ -161,6 +161,14 @@ describe('secrets at the edge of a cut (item 6)', () => {
     }
   });
 
+  it('cutScrubbed: URL credentials are masked before the cut, so a cut inside them shows none of the password', () => {
+    const text = 'see https://deploy-user:Pw7zQk-very-secret@db.test/main for the dump';
+    for (let max = 0; max <= text.length; max++) {
+      const out = cutScrubbed(text, max);
+      expect({ max, out, leak: /Pw|deploy-user|very-secret/.test(out) }).toEqual({ max, out, leak: false });
+    }
+  });
+
   it('cutScrubbed: for any text, secret and cut, no whole secret and no prefix of one at the cut', () => {
     const alphabet = fc.constantFrom(...'abcXYZ019-_/+= '.split(''));
     fc.assert(

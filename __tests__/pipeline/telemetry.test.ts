@@ -127,7 +127,11 @@ describe('execute_tool spans', () => {
     await registry.execute('slow', {}, {}, undefined, { timeoutMs: 20 });
     const byTool = (id: string) => named(`execute_tool ${id}`);
     expect(byTool('boom')[0].attributes['error.type']).toBe('tool_error');
-    expect(byTool('boom')[0].status).toEqual({ code: SpanStatusCode.ERROR, message: 'the disk caught fire' });
+    expect(byTool('boom')[0].status).toEqual({
+      code: SpanStatusCode.ERROR,
+      message:
+        'The tool call failed (tool_error); its message is recorded only with telemetry: { captureContent: true }.',
+    });
     expect(byTool('steps')[0].attributes['error.type']).toBe('invalid_arguments');
     expect(byTool('slow')[0].attributes['error.type']).toBe('timeout');
     expect(errorType('The bash call was not run: command rm is denied by rule #1.')).toBe('refused');
@@ -153,6 +157,45 @@ describe('execute_tool spans', () => {
     exporter.reset();
     await registryWith({ telemetry: { enabled: false } }).execute('steps', { n: 1 });
     expect(exporter.getFinishedSpans()).toEqual([]);
+  });
+
+  it("no content in a failed span unless captured: edit's closest candidate (a secret's line) stays out of the status", async () => {
+    await writeFile(
+      path.join(ws.dir, 'config.ini'),
+      '[db]\nconnect = https://admin:pw-leak@db.test/ db_password = hunter2-secret\n',
+    );
+    const spanText = (s: ReadableSpan) =>
+      JSON.stringify({ attributes: s.attributes, status: s.status, events: s.events.map((e) => e.attributes) });
+    for (const captureContent of [false, true]) {
+      exporter.reset();
+      const registry = registerBuiltinTools(createRegistry({ telemetry: { captureContent } }), ['read', 'edit']);
+      const initCtx = { workspaceRoot: ws.dir };
+      await registry.execute('read', { filePath: 'config.ini' }, { sessionID: 's' }, initCtx);
+      const final = await registry.execute(
+        'edit',
+        {
+          filePath: 'config.ini',
+          oldString: 'db_password = hunter3-secret\nurl = https://admin:pw-leak@db.test',
+          newString: 'x',
+        },
+        { sessionID: 's' },
+        initCtx,
+      );
+      expect(final.success).toBe(false);
+      // The model's sentence quotes the file (that is its job).
+      expect(final.error).toContain('hunter2-secret');
+      const [span] = named('execute_tool edit');
+      expect(span.attributes['error.type']).toBe('tool_error');
+      if (!captureContent) {
+        expect(spanText(span)).not.toContain('hunter2');
+        expect(spanText(span)).not.toContain('pw-leak');
+        expect(span.status.message).toMatch(/^The tool call failed \(tool_error\)/);
+      } else {
+        // Captured: the message, with URL credentials masked.
+        expect(span.status.message).toContain('hunter2-secret');
+        expect(spanText(span)).not.toContain('pw-leak');
+      }
+    }
   });
 
   it('without a registered provider no span is started (the API hands out non-recording spans)', async () => {

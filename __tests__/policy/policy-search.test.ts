@@ -244,3 +244,32 @@ describe('what the model reads', () => {
     }, 60_000);
   }
 });
+
+describe('skipsIn (a listed entry judged with its directory worked out once)', () => {
+  it('says what skips says for every entry of the tree, links and a directory reached through a link included', async () => {
+    // A directory whose real path differs (reached through the `lnk` link) and a root-level walk.
+    const env = {
+      workspaceRoot: ws.dir,
+      toolFacts: () => ({ permissions: ['read' as const], danger: 'safe' as const }),
+    };
+    for (const rules of [RULES, undefined]) {
+      const policy = rules ? createPolicy({ rules }) : createPolicy();
+      const one = (await policy.readFilter('glob', env))!;
+      const other = (await policy.readFilter('glob', env))!;
+      const verdicts: Array<[string, boolean, boolean]> = [];
+      const walk = (dir: string) => {
+        for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+          const abs = path.join(dir, e.name);
+          const isDir = e.isDirectory();
+          verdicts.push([path.relative(ws.dir, abs), one.skipsIn(dir, e.name, isDir), other.skips(abs, isDir)]);
+          if (isDir) walk(abs);
+        }
+      };
+      walk(ws.dir);
+      walk(path.join(ws.dir, 'lnk'));
+      expect(verdicts.filter(([, a, b]) => a !== b)).toEqual([]);
+      expect(one.notice()).toBe(other.notice());
+      if (rules) expect(verdicts.filter(([, a]) => a).length).toBeGreaterThan(3);
+    }
+  });
+});

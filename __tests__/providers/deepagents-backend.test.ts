@@ -1,7 +1,9 @@
 /**
  * Our workspace as a deepagents backend: a real `createDeepAgent` (real deepagents, the real
  * ChatOpenAI and ChatAnthropic classes against the loopback mock of their APIs) lists, reads, edits,
- * greps and runs a command through `toDeepAgentsBackend`; and the backend's contract on its own:
+ * greps and runs a command through `toDeepAgentsBackend`; with `virtualMode: false` it writes a script
+ * by its absolute path and runs it by the same path, and is told to use `read_file` (its own tool)
+ * before overwriting; and the backend's contract on its own:
  * the sandbox, stale checks, atomic writes, and execute through the registry's bash pipeline (its
  * policy applies).
  */
@@ -86,6 +88,59 @@ for (const api of ['openai-chat', 'anthropic'] as Api[]) {
   }, 60_000);
 }
 
+for (const api of ['openai-chat', 'anthropic'] as Api[]) {
+  it(`${api}: with virtualMode false, write_file writes a script by its absolute path and execute runs it by the same path`, async () => {
+    const id = (n: string) => (api === 'anthropic' ? `toolu_${n}` : `call_${n}`);
+    const script = path.join(ws.dir, 'tools', 'hello.sh');
+    const existing = path.join(ws.dir, 'src', 'greet.ts');
+    const mock = await startMockProvider([
+      {
+        calls: [
+          {
+            id: id('write'),
+            name: 'write_file',
+            args: { file_path: script, content: '#!/bin/sh\necho "hello from $0"\n' },
+          },
+        ],
+      },
+      { calls: [{ id: id('run'), name: 'execute', args: { command: `sh ${script}` } }] },
+      { calls: [{ id: id('ls'), name: 'ls', args: { path: path.join(ws.dir, 'tools') } }] },
+      // Overwriting a file never read: the sentence names the tool this agent has, read_file.
+      { calls: [{ id: id('stale'), name: 'write_file', args: { file_path: existing, content: 'x' } }] },
+      {
+        calls: [
+          {
+            id: id('outside'),
+            name: 'write_file',
+            args: { file_path: path.join(outside.dir, 'planted.sh'), content: 'x' },
+          },
+        ],
+      },
+      { text: 'Done.' },
+    ]);
+    mocks.push(mock);
+    const backend = await toDeepAgentsBackend({ workspaceRoot: ws.dir, virtualMode: false });
+    try {
+      const agent = createDeepAgent({ model: chatModel(api, mock.url), backend });
+      const out = await agent.invoke({ messages: [new HumanMessage('Write a greeting script and run it.')] });
+      expect(String(out.messages.at(-1)?.content)).toBe('Done.');
+      expect(mock.remaining()).toBe(0);
+      expect(await readFile(script, 'utf8')).toBe('#!/bin/sh\necho "hello from $0"\n');
+      expect(resultOf(mock.requests, id('run'))).toContain(`hello from ${script}`);
+      expect(resultOf(mock.requests, id('ls'))).toContain(script);
+      expect(resultOf(mock.requests, id('stale'))).toMatch(
+        /has not been read in this session\. Read it first with read_file,/,
+      );
+      expect(await readFile(existing, 'utf8')).toBe('export const greeting = "Hello, world";\n');
+      // Still confined to the workspace: an absolute path outside it is refused.
+      expect(resultOf(mock.requests, id('outside'))).toMatch(/outside the workspace/);
+      await expect(readdir(outside.dir)).resolves.toEqual(['secret.txt']);
+    } finally {
+      await backend.close();
+    }
+  }, 60_000);
+}
+
 describe('toDeepAgentsBackend: the protocol contract with our workspace behind it', () => {
   it('ls / read / readRaw / glob / grep answer in the protocol shapes, with backend paths', async () => {
     const b = await toDeepAgentsBackend({ workspaceRoot: ws.dir, execute: false });
@@ -118,7 +173,9 @@ describe('toDeepAgentsBackend: the protocol contract with our workspace behind i
 
   it('stale checks: overwriting or editing needs a read, and a change on disk since the read refuses', async () => {
     const b = await toDeepAgentsBackend({ workspaceRoot: ws.dir, execute: false });
-    expect((await b.write('/src/greet.ts', 'x')).error).toMatch(/has not been read in this session/);
+    expect((await b.write('/src/greet.ts', 'x')).error).toBe(
+      'File /src/greet.ts has not been read in this session. Read it first with read_file, then retry the change.',
+    );
     expect((await b.edit('/src/greet.ts', 'world', 'there')).error).toMatch(/has not been read in this session/);
     await b.read('/src/greet.ts');
     await writeFile(path.join(ws.dir, 'src', 'greet.ts'), 'changed by someone else\n');

@@ -185,6 +185,33 @@ describe('REST tools from configuration', () => {
     expect(calls - before).toBe(2);
   });
 
+  it('a cache entry belongs to its tool: another tool GETting the same URL in the same registry is not served it', async () => {
+    const registry = createRegistry();
+    const getPet = (name: string, header: string) => ({
+      name,
+      description: 'Get one pet by id.',
+      url: `${base}/v1/pets/{petId}`,
+      query: { key: '${PET_KEY}' },
+      headers: { Authorization: 'Bearer ${PET_TOKEN}', 'X-Caller': header },
+      parametersSchema: {
+        type: 'object' as const,
+        properties: { petId: { type: 'string', description: 'The pet id' } },
+        required: ['petId'],
+      },
+      cacheTtlSeconds: 60,
+      ...local,
+    });
+    // The same request (URL and headers) from two tools: one tool's answer is not the other's.
+    registerRestTools(registry, [getPet('pet_a', 'same'), getPet('pet_b', 'same')], { env: ENV });
+    const t = await registry.tools();
+    const before = calls;
+    const a1 = await callTool(t, 'rest__pet_a', { petId: '9' });
+    const b1 = await callTool(t, 'rest__pet_b', { petId: '9' });
+    const a2 = await callTool(t, 'rest__pet_a', { petId: '9' });
+    expect([a1, b1, a2].map((m) => m.result.metadata.cached)).toEqual([false, false, true]);
+    expect(calls - before).toBe(2);
+  });
+
   it('the concurrency queue runs at most `concurrency` calls at once; the rest wait and say so', async () => {
     const registry = createRegistry();
     const updates: ToolUpdate[] = [];

@@ -10,7 +10,7 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -119,6 +119,55 @@ suite('the CLI with --store', () => {
     // Without a store the files stay the notes, readable and writable by hand.
     const files = await run(['run', 'memory_read', '{"path":"project.md"}']);
     expect(files.stdout).toContain('Ship in May.');
+  }, 60_000);
+
+  it('toolbelt memory import never loses a note: what is in the store is skipped, --overwrite replaces and says so', async () => {
+    const mem = path.join(ws.dir, 'notes-again');
+    await mkdir(path.join(mem, 'people'), { recursive: true });
+    const store = ['--store', pg.url, '--store-namespace', 'reimport'];
+    await writeFile(path.join(mem, 'project.md'), 'Ship in May.\n');
+    await writeFile(path.join(mem, 'people', 'alice.md'), 'Alice likes tea.\n');
+    expect((await run(['memory', 'import', '--from', mem, ...store])).code).toBe(0);
+    // The note changes in the store (an entry appended through a replica); a new file appears.
+    const appended = await run(['run', 'memory_append', '{"path":"project.md","entry":"- moved to June"}', ...store]);
+    expect(appended.stdout).toContain('Appended to project.md');
+    await writeFile(path.join(mem, 'people', 'bob.md'), 'Bob likes coffee.\n');
+    // The files were last changed long before the store's copy (project.md) or long after (alice.md).
+    const past = new Date('2020-01-01T00:00:00Z');
+    const future = new Date(Date.now() + 24 * 3600_000);
+    await utimes(path.join(mem, 'project.md'), past, past);
+
+    const again = await run(['memory', 'import', '--from', mem, ...store]);
+    expect(again.code).toBe(0);
+    const lines = again.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^Imported 1 of 3 notes from /);
+    expect(lines).toHaveLength(4);
+    expect(lines).toContain('  created people/bob.md');
+    expect(lines).toContain("  unchanged people/alice.md: the store already holds the file's text");
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^ {2}skipped project\.md: already in the store \(changed \d{4}-.*Z\); pass --overwrite to replace it with the file$/,
+      ),
+    );
+    const kept = await run(['run', 'memory_read', '{"path":"project.md"}', ...store]);
+    expect(kept.stdout).toContain('- moved to June');
+
+    await writeFile(path.join(mem, 'people', 'alice.md'), 'Alice likes green tea.\n');
+    await utimes(path.join(mem, 'people', 'alice.md'), future, future);
+    const over = await run(['memory', 'import', '--from', mem, '--overwrite', ...store]);
+    expect(over.code).toBe(0);
+    const report = over.stdout.trim().split('\n');
+    expect(report[0]).toMatch(/^Imported 2 of 3 notes from /);
+    expect(report).toContain('  replaced people/alice.md');
+    expect(report).toContain("  unchanged people/bob.md: the store already holds the file's text");
+    expect(report).toContainEqual(
+      expect.stringMatching(
+        /^ {2}replaced project\.md: its store copy \(changed \d{4}-.*Z\) was newer than the file \(changed 2020-01-01T00:00:00\.000Z\); what only the store had is gone$/,
+      ),
+    );
+    const replaced = await run(['run', 'memory_read', '{"path":"project.md"}', ...store]);
+    expect(replaced.stdout).not.toContain('- moved to June');
+    expect((await run(['run', 'memory_read', '{"path":"people/alice.md"}', ...store])).stdout).toContain('green tea');
   }, 60_000);
 
   it('two processes appending to one note and writing one list at once lose nothing', async () => {
@@ -263,8 +312,9 @@ async function client(url: string): Promise<Client> {
   return c;
 }
 
-async function callText(c: Client, name: string, args: Record<string, unknown>, session = 'chat-1') {
-  const res = await c.callTool({ name, arguments: args, _meta: { [SESSION_META]: session } });
+/** One call; `session` null sends no `_meta`, as a stock MCP client does. */
+async function callText(c: Client, name: string, args: Record<string, unknown>, session: string | null = 'chat-1') {
+  const res = await c.callTool({ name, arguments: args, ...(session ? { _meta: { [SESSION_META]: session } } : {}) });
   const text = (res.content as Array<{ type: string; text?: string }>).map((p) => p.text ?? '').join('');
   return { text, isError: res.isError === true };
 }
@@ -285,6 +335,14 @@ suite('two stateless MCP replicas on one store behind a round-robin proxy', () =
       expect(r.text).toContain('[~] Scale out');
       expect(proxy.served[0] - before[0]).toBeGreaterThan(0);
       expect(proxy.served[1] - before[1]).toBeGreaterThan(0);
+      // A stock client (no _meta) keeps its own list across the replicas as well.
+      const stock = { todos: [{ id: 's', content: 'Stock client', status: 'pending' }] };
+      expect((await callText(viaProxy, 'todowrite', stock, null)).isError).toBe(false);
+      for (let i = 0; i < 2; i++) {
+        const seen = await callText(viaProxy, 'todoread', {}, null);
+        expect(seen.text).toContain('[ ] Stock client');
+        expect(seen.text).not.toContain('Scale out');
+      }
 
       // A pending call started on A is completed through B, and its result reaches the next turn.
       const ca = await client(`${a.url.replace(/\/mcp$/, '')}/mcp`);
@@ -309,6 +367,8 @@ suite('two stateless MCP replicas on one store behind a round-robin proxy', () =
         );
       const results = [...(await Promise.all([appends(ca, 'A', 100), appends(cb, 'B', 100)]))].flat();
       expect(results.filter((x) => x.isError)).toEqual([]);
+      // The note was new: exactly one of the 200 created it.
+      expect(results.filter((x) => x.text.startsWith('Created log.md'))).toHaveLength(1);
       const lines = (await callText(viaProxy, 'memory_read', { path: 'log.md' })).text.trim().split('\n');
       expect(lines).toHaveLength(200);
       for (const tag of ['A', 'B']) for (let i = 0; i < 100; i++) expect(lines).toContain(`- ${tag} ${i}`);

@@ -10,6 +10,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { z } from 'zod';
 import { InMemoryStore, StateGraph, Annotation, START, END, type BaseStore } from '@langchain/langgraph';
+import { PostgresStore } from '@langchain/langgraph-checkpoint-postgres/store';
 import {
   Tool,
   createRegistry,
@@ -175,7 +176,7 @@ describe.each(ENGINES)('%s', (_name, engine) => {
   });
 
   it('claim sets a record only while its field still holds the expected value, once among many at once', async () => {
-    // On Postgres, also the bare PostgresStore (no claim of its own): the in-process lock path.
+    // On Postgres, also the bare PostgresStore (no claim of its own): the statement found for it on its pool.
     const stores = engine() === pgStore ? [engine(), pgStore.engine as ToolStore] : [engine()];
     for (const store of stores) await claimOnce(store);
   });
@@ -400,12 +401,28 @@ describe.each(ENGINES)('%s', (_name, engine) => {
 describe('graph runs on one InMemoryStore', () => {
   it('two runs at once merging into one list lose nothing (each run wraps the store anew)', async () => {
     const store = new InMemoryStore();
-    const base = [fresh('runs')];
-    const r = registry(undefined, base);
-    const tools = await r.tools({ initCtx: initCtx(), createContext: () => ({ sessionID: 'g' }) });
-    const todowrite = tools.find((t) => t.name === 'todowrite')!;
-    const State = Annotation.Root({ tag: Annotation<string> });
-    const graph = new StateGraph(State)
+    expect(await mergeThroughGraphs([store, store], store)).toEqual(BOTH_RUNS);
+  });
+});
+
+/** The ids two graph runs leave when each merges 15 items at once into one todo list. */
+const BOTH_RUNS = ['a', 'b'].flatMap((t) => Array.from({ length: 15 }, (_, i) => `${t}${i}`)).sort();
+
+/**
+ * Two graph runs at once, compiled with `stores[0]` and `stores[1]` (the same store twice, or two),
+ * each merging 15 items into session "g"'s todo list; the ids the list then holds, read through
+ * `readWith`. Each run hands the tools LangGraph's AsyncBatchedStore around its store.
+ */
+async function mergeThroughGraphs(stores: [unknown, unknown], readWith: ToolStore): Promise<string[]> {
+  const base = [fresh('graphs')];
+  const tools = await registry(undefined, base).tools({
+    initCtx: initCtx(),
+    createContext: () => ({ sessionID: 'g' }),
+  });
+  const todowrite = tools.find((t) => t.name === 'todowrite')!;
+  const State = Annotation.Root({ tag: Annotation<string> });
+  const graph = (store: unknown) =>
+    new StateGraph(State)
       .addNode('write', async (state, config) => {
         await Promise.all(
           Array.from({ length: 15 }, (_, i) =>
@@ -419,13 +436,11 @@ describe('graph runs on one InMemoryStore', () => {
       })
       .addEdge(START, 'write')
       .addEdge('write', END)
-      .compile({ store });
-    await Promise.all([graph.invoke({ tag: 'a' }), graph.invoke({ tag: 'b' })]);
-    const read = await call(registry(store, base), 'todoread', {}, 'g');
-    const ids = (read.result.metadata.todos as Array<{ id: string }>).map((t) => t.id).sort();
-    expect(ids).toEqual(['a', 'b'].flatMap((t) => Array.from({ length: 15 }, (_, i) => `${t}${i}`)).sort());
-  });
-});
+      .compile({ store: store as BaseStore });
+  await Promise.all([graph(stores[0]).invoke({ tag: 'a' }), graph(stores[1]).invoke({ tag: 'b' })]);
+  const read = await call(registry(readWith, base), 'todoread', {}, 'g');
+  return (read.result.metadata.todos as Array<{ id: string }>).map((t) => t.id).sort();
+}
 
 describe('limits', () => {
   const noteRecord = (i: number) => ({ v: 1, note: 'big.md', op: 'append', entry: `- ${i}` });
@@ -598,40 +613,39 @@ describe('namespaces', () => {
     }
   }, 30_000);
 
-  it("graphs compiled with openStore's engine (two pools, as two processes) merge into one list atomically", async () => {
-    // A graph run hands tools LangGraph's AsyncBatchedStore around the engine, which has no claim
-    // of its own: the claim openStore made for that engine must still be the one used.
-    const other = await openStore(pg!.url);
-    const base = [fresh('graphs')];
-    const r = registry(undefined, base);
-    const tools = await r.tools({ initCtx: initCtx(), createContext: () => ({ sessionID: 'g' }) });
-    const todowrite = tools.find((t) => t.name === 'todowrite')!;
-    const State = Annotation.Root({ tag: Annotation<string> });
-    const graph = (engine: unknown) =>
-      new StateGraph(State)
-        .addNode('write', async (state, config) => {
-          await Promise.all(
-            Array.from({ length: 15 }, (_, i) =>
-              todowrite.invoke(
-                { todos: [{ id: `${state.tag}${i}`, content: `${state.tag} ${i}`, status: 'pending' }], merge: true },
-                config,
-              ),
-            ),
-          );
-          return {};
-        })
-        .addEdge(START, 'write')
-        .addEdge('write', END)
-        .compile({ store: engine as BaseStore });
-    try {
-      await Promise.all([graph(pgStore!.engine).invoke({ tag: 'a' }), graph(other.engine).invoke({ tag: 'b' })]);
-      const read = await call(registry(pgStore, base), 'todoread', {}, 'g');
-      const ids = (read.result.metadata.todos as Array<{ id: string }>).map((t) => t.id).sort();
-      expect(ids).toEqual(['a', 'b'].flatMap((t) => Array.from({ length: 15 }, (_, i) => `${t}${i}`)).sort());
-    } finally {
-      await other.close();
-    }
-  }, 60_000);
+  /** Two stores on the server, each with its own pool (as two processes have), and how to close them. */
+  type TwoStores = () => Promise<{ stores: [unknown, unknown]; close: () => Promise<unknown> }>;
+  it.each<[string, TwoStores]>([
+    [
+      "openStore's engines",
+      async () => {
+        const [x, y] = [await openStore(pg!.url), await openStore(pg!.url)];
+        return { stores: [x.engine, y.engine], close: () => Promise.all([x.close(), y.close()]) };
+      },
+    ],
+    [
+      'PostgresStores the user made (PostgresStore.fromConnString)',
+      async () => {
+        const [x, y] = [PostgresStore.fromConnString(pg!.url), PostgresStore.fromConnString(pg!.url)];
+        await x.setup();
+        await y.setup();
+        return { stores: [x, y], close: () => Promise.all([x.stop(), y.stop()]) };
+      },
+    ],
+  ])(
+    'graphs compiled with %s (two pools, as two processes) merge into one list atomically',
+    async (_how, open) => {
+      // A graph run hands tools LangGraph's AsyncBatchedStore around the store, which has no claim
+      // of its own: the statement on the wrapped PostgresStore's own pool must still be the one used.
+      const { stores, close } = await open();
+      try {
+        expect(await mergeThroughGraphs(stores, pgStore!)).toEqual(BOTH_RUNS);
+      } finally {
+        await close();
+      }
+    },
+    60_000,
+  );
 
   it('two creators of one list at once: one creates it, the other merges into it', async () => {
     // A second connection pool, as another process has: no in-process lock is shared between the two.
@@ -649,6 +663,99 @@ describe('namespaces', () => {
       expect(todos.map((t) => t.id).sort()).toEqual(['a', 'b']);
     }
     await other.close();
+  }, 30_000);
+});
+
+(PG_MISSING ? describe.skip : describe)('two PostgresStore instances the user made, racing', () => {
+  // Made as LangGraph's docs show: two pools, as two processes have, so no in-process lock is shared.
+  let a: PostgresStore;
+  let b: PostgresStore;
+  beforeAll(async () => {
+    [a, b] = [PostgresStore.fromConnString(pg!.url), PostgresStore.fromConnString(pg!.url)];
+    await a.setup();
+    await b.setup();
+  });
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+  });
+  /** Rounds of each race: one round that happens to serialise must not hide a double acceptance. */
+  const ROUNDS = 12;
+  /** Runs `fn` through both registries at once (tagged A and B). */
+  const both = <T>(ns: string[], fn: (r: ReturnType<typeof registry>, tag: 'A' | 'B') => Promise<T>) =>
+    Promise.all([fn(registry(a, ns), 'A'), fn(registry(b, ns), 'B')]);
+
+  it('a pending call: created once, its result accepted once, handed out once', async () => {
+    const ns = [fresh('pending')];
+    for (let round = 0; round < ROUNDS; round++) {
+      const id = `call_${round}`;
+      const started = await both(ns, (r) =>
+        r.execute('ask_person', { question: 'Deploy?' }, { sessionID: 'chat' }, initCtx(), { callID: id }),
+      );
+      expect(started.filter((s) => s.success && s.result.metadata.pending === true)).toHaveLength(1);
+      const submitted = await both(ns, (r, tag) => r.submitResult(id, tag).then(() => 'accepted', String));
+      expect(submitted.filter((s) => s === 'accepted')).toHaveLength(1);
+      expect(submitted.filter((s) => /already completed/.test(s))).toHaveLength(1);
+      const taken = await both(ns, (r) => r.takeSettled({ sessionID: 'chat' }));
+      expect(taken.flat().map((c) => c.toolCallId)).toEqual([id]);
+    }
+  }, 60_000);
+
+  it('todo merges through both land, and a new list is created once (the other merges into it)', async () => {
+    const ns = [fresh('todo')];
+    for (let round = 0; round < ROUNDS; round++) {
+      const session = `new-${round}`;
+      const results = await both(ns, (r, id) =>
+        call(r, 'todowrite', { todos: [{ id, content: `from ${id}`, status: 'pending' }], merge: true }, session),
+      );
+      expect(results.filter((x) => !x.success)).toEqual([]);
+      const read = await call(registry(a, ns), 'todoread', {}, session);
+      expect((read.result.metadata.todos as Array<{ id: string }>).map((t) => t.id).sort()).toEqual(['A', 'B']);
+    }
+  }, 60_000);
+
+  it('a memory note appended to through both at once: one "Created", the other "Appended to", both entries kept', async () => {
+    const ns = [fresh('memory')];
+    for (let round = 0; round < ROUNDS; round++) {
+      const note = `log-${round}.md`;
+      const results = await both(ns, (r, tag) => call(r, 'memory_append', { path: note, entry: `- ${tag}` }));
+      const answers = results.map((x) => x.result.output.replace(/ \(.*$/, '')).sort();
+      expect(answers).toEqual([`Appended to ${note}`, `Created ${note}`]);
+      const read = await call(registry(a, ns), 'memory_read', { path: note });
+      expect(read.result.output.trim().split('\n').sort()).toEqual(['- A', '- B']);
+    }
+  }, 60_000);
+
+  it('a store the user never set up makes its tables before the first claim, as its own get and put do', async () => {
+    const unset = PostgresStore.fromConnString(pg!.url, { schema: `unset_${fresh('s').replace(/-/g, '_')}` });
+    try {
+      const scope = new StoreScope(unset, ['toolbelt', 'unset']);
+      expect(await scope.claim('pending', 'c1', 'status', null, { v: 1, status: 'pending' })).toBe(true);
+      expect(await scope.get('pending', 'c1', (v) => v)).toEqual({ v: 1, status: 'pending' });
+    } finally {
+      await unset.stop();
+    }
+  });
+
+  it("claims follow the store's TTL: an expired record counts as absent, a claimed one gets the store's expiry", async () => {
+    const ns = ['toolbelt', fresh('ttl'), '~pending'];
+    const scope = new StoreScope(a, ns.slice(0, -1));
+    // An expired record (the store's own put with a TTL already past): its reads no longer see it.
+    await a.put(ns, 'old', { v: 1, status: 'pending' }, undefined, { ttl: -1 });
+    expect(await a.get(ns, 'old')).toBeNull();
+    expect(await scope.claim('pending', 'old', 'status', 'pending', { v: 1, status: 'resolved' })).toBe(false);
+    expect(await scope.claim('pending', 'old', 'status', null, { v: 1, status: 'new' })).toBe(true);
+    expect((await a.get(ns, 'old'))?.value).toEqual({ v: 1, status: 'new' });
+    // A store whose every record expires at once (a default TTL in the past): a claimed record too.
+    const expiring = PostgresStore.fromConnString(pg!.url, { ttl: { defaultTtl: -1 } });
+    try {
+      await expiring.setup();
+      const claimed = new StoreScope(expiring, ns.slice(0, -1));
+      expect(await claimed.claim('pending', 'ttl', 'status', null, { v: 1, status: 'pending' })).toBe(true);
+      expect(await expiring.get(ns, 'ttl')).toBeNull();
+    } finally {
+      await expiring.stop();
+    }
   }, 30_000);
 });
 

@@ -1,5 +1,5 @@
 /** Builds dist/ (tsc + assets) when it is missing or older than src/, once across parallel jest workers. */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,4 +65,24 @@ export async function ensureDist(): Promise<void> {
   } finally {
     rmSync(LOCK, { recursive: true, force: true });
   }
+}
+
+/** What a run of the CLI printed and how it ended. */
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI (`node dist/cli.js ...args`) in `cwd` with exactly `env`, stdin closed. */
+export function runCli(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
 }

@@ -94,6 +94,11 @@ export namespace Tool {
      * otherwise its directory's real path is looked up. Counts what it refuses.
      */
     skips(abs: string, isDir: boolean, real?: string): boolean;
+    /**
+     * `skips(dir + sep + name, isDir)` for an entry of a directory the walk just listed, with the
+     * directory's forms worked out once for all its entries (optional: walks fall back to `skips`).
+     */
+    skipsIn?(dir: string, name: string, isDir: boolean): boolean;
     /** Paths left out so far (a directory left out counts once). */
     readonly skipped: number;
     /** One sentence saying how many paths were left out and why, or '' when none was. */

@@ -14,13 +14,28 @@ import type { SandboxOptions } from '../sandbox/types.js';
 
 /** What `toDeepAgentsBackend` builds the backend from. */
 export interface DeepAgentsBackendOptions {
-  /** The workspace root (`/` of the backend); default `AGENT_WORKSPACE_ROOT`, else the current directory. */
+  /** The workspace root; default `AGENT_WORKSPACE_ROOT`, else the current directory. */
   workspaceRoot?: string;
-  /** More roots the sandbox accepts (reached by their host paths from bash only). */
+  /**
+   * More roots the sandbox accepts: reached by their host paths from bash, and from the file
+   * operations too with `virtualMode: false`.
+   */
   additionalRoots?: string[];
   /**
-   * The registry whose `bash` runs `execute`: its policy, timeouts, output caps and OS sandbox apply.
-   * Default: a new registry with the built-in bash. Give `execute: false` for a backend that runs nothing.
+   * deepagents' option of the same name. `true` (the default): `/` is the workspace root, so
+   * `/src/a.ts` is `<root>/src/a.ts` and no host path reaches the model; `execute` sees the same file
+   * as `src/a.ts` (its cwd is the root). `false`: an absolute path is the host's own (still confined to
+   * the workspace roots), so a file written as `<root>/app.py` runs as `python <root>/app.py`. Either
+   * way a relative path is relative to the root. (docs/backends.md, "Paths: virtualMode".)
+   */
+  virtualMode?: boolean;
+  /** Files to create at the start (path -> text), as deepagents' sandboxes take `initialFiles`. */
+  initialFiles?: Record<string, string>;
+  /**
+   * The registry whose policy judges every operation (each as the matching tool's call: ls as list,
+   * read, write, edit, delete, grep, glob; uploads as write, downloads as read) and whose `bash` runs
+   * `execute`: its timeouts, output caps and OS sandbox apply. Default: a new registry with the
+   * built-in bash and no policy. Give `execute: false` for a backend that runs nothing.
    */
   registry?: Registry;
   /**
@@ -48,11 +63,10 @@ export async function toDeepAgentsBackend(options: DeepAgentsBackendOptions = {}
     root: workspaceRootFor(initCtx),
     additionalRoots: options.additionalRoots ?? [],
   });
-  let registry: Registry | undefined;
-  if (options.execute !== false) {
-    registry =
-      options.registry ??
-      registerBuiltinTools(createRegistry(options.sandbox ? { sandbox: options.sandbox } : {}), ['bash']);
+  const execute = options.execute !== false;
+  let registry = options.registry;
+  if (execute) {
+    registry ??= registerBuiltinTools(createRegistry(options.sandbox ? { sandbox: options.sandbox } : {}), ['bash']);
     if (!registry.has('bash'))
       throw new Error(
         'toDeepAgentsBackend: the registry given has no bash tool, so execute cannot run. Register it (registerBuiltinTools(registry, ["bash"])) or pass execute: false.',
@@ -63,14 +77,24 @@ export async function toDeepAgentsBackend(options: DeepAgentsBackendOptions = {}
   const backend = new Backend({
     workspace,
     registry,
+    execute,
     initCtx,
     sessionID: options.sessionID ?? 'deepagents',
     id: options.id ?? newBackendId(),
+    virtualMode: options.virtualMode ?? true,
     ownsRegistry: registry !== undefined && options.registry === undefined,
   });
-  if (!registry) {
+  if (!execute) {
     // No execute: deepagents then sees a plain BackendProtocolV2 (isSandboxBackend is false).
     Object.defineProperty(backend, 'execute', { value: undefined });
+  }
+  if (options.initialFiles) {
+    try {
+      await backend.seed(options.initialFiles);
+    } catch (err) {
+      await backend.close();
+      throw err;
+    }
   }
   return backend;
 }

@@ -9,6 +9,7 @@
 import posix from 'node:path/posix';
 import type { AnyBackendProtocol, ExecuteResponse, FileInfo, GrepMatch } from './protocol.js';
 import { liftBackend, isSandboxBackend } from './lift.js';
+import { describeThrown } from '../text/describe.js';
 
 /** Largest file (UTF-16 characters of text, or bytes) the tools take from a backend in one answer. */
 export const MAX_BACKEND_FILE_CHARS = 50 * 1024 * 1024;
@@ -61,58 +62,72 @@ export class GuardedBackend {
   }
 
   async ls(dir: string, signal: AbortSignal): Promise<FileInfo[]> {
-    const r = await this.invoke('ls', dir, signal, () => this.lifted.ls(dir));
-    return this.infos('ls', dir, r.files, dir);
+    return this.checked('ls', dir, async () => {
+      const r = await this.invoke('ls', dir, signal, () => this.lifted.ls(dir));
+      // A listing names what is under the directory, never the directory itself (a file's own path
+      // answered for `ls` of it would make the file look like a directory holding itself).
+      return this.infos('ls', dir, r.files, dir, true);
+    });
   }
 
   /** The whole file; undefined when the backend answered an error (the caller tells missing from broken). */
   async readRaw(file: string, signal: AbortSignal): Promise<{ file?: BackendFile; error?: string }> {
-    const r = await this.invoke('readRaw', file, signal, () => this.lifted.readRaw(file), true);
-    if (typeof r.error === 'string' && r.error) return { error: r.error };
-    const data = r.data as Record<string, unknown> | undefined;
-    if (!data || typeof data !== 'object') throw this.malformed('readRaw', file, 'it holds no data');
-    const content = data.content;
-    const out: BackendFile = {};
-    if (typeof data.mimeType === 'string') out.mimeType = data.mimeType;
-    if (typeof data.modified_at === 'string') out.modifiedAt = data.modified_at;
-    if (typeof content === 'string') out.text = content;
-    else if (content instanceof Uint8Array) out.bytes = content;
-    else if (Array.isArray(content) && content.every((l) => typeof l === 'string')) out.text = content.join('\n');
-    else throw this.malformed('readRaw', file, 'its content is neither text, bytes nor lines');
-    const size = out.text?.length ?? out.bytes!.length;
-    if (size > MAX_BACKEND_FILE_CHARS)
-      throw new BackendError(
-        `The backend ${this.name} answered readRaw of ${file} with ${size} characters, above the ${MAX_BACKEND_FILE_CHARS}-character limit the tools take from a backend; nothing was changed. Work on a smaller file.`,
-        'too-large',
-      );
-    return { file: out };
+    return this.checked('readRaw', file, async () => {
+      const r = await this.invoke('readRaw', file, signal, () => this.lifted.readRaw(file), true);
+      if (typeof r.error === 'string' && r.error) return { error: r.error };
+      const data = r.data as Record<string, unknown> | undefined;
+      if (!data || typeof data !== 'object') throw this.malformed('readRaw', file, 'it holds no data');
+      const content = data.content;
+      const out: BackendFile = {};
+      if (typeof data.mimeType === 'string') out.mimeType = data.mimeType;
+      if (typeof data.modified_at === 'string') out.modifiedAt = data.modified_at;
+      if (typeof content === 'string') out.text = content;
+      else if (content instanceof Uint8Array) out.bytes = content;
+      else if (Array.isArray(content) && content.every((l) => typeof l === 'string')) out.text = content.join('\n');
+      else throw this.malformed('readRaw', file, 'its content is neither text, bytes nor lines');
+      const size = out.text?.length ?? out.bytes!.length;
+      if (size > MAX_BACKEND_FILE_CHARS)
+        throw new BackendError(
+          `The backend ${this.name} answered readRaw of ${file} with ${size} characters, above the ${MAX_BACKEND_FILE_CHARS}-character limit the tools take from a backend; nothing was changed. Work on a smaller file.`,
+          'too-large',
+        );
+      return { file: out };
+    });
   }
 
   async write(file: string, content: string, signal: AbortSignal): Promise<void> {
-    const r = await this.invoke('write', file, signal, () => this.lifted.write(file, content));
-    this.samePath('write', file, r.path);
+    return this.checked('write', file, async () => {
+      const r = await this.invoke('write', file, signal, () => this.lifted.write(file, content));
+      this.samePath('write', file, r.path);
+    });
   }
 
   /** Replaces `oldString` (which must occur once, or every time with `replaceAll`); the count replaced. */
   async edit(file: string, oldString: string, newString: string, signal: AbortSignal): Promise<number> {
-    const r = await this.invoke('edit', file, signal, () => this.lifted.edit(file, oldString, newString, false));
-    this.samePath('edit', file, r.path);
-    if (r.occurrences !== undefined && typeof r.occurrences !== 'number')
-      throw this.malformed('edit', file, 'its occurrences is not a number');
-    return typeof r.occurrences === 'number' ? r.occurrences : 1;
+    return this.checked('edit', file, async () => {
+      const r = await this.invoke('edit', file, signal, () => this.lifted.edit(file, oldString, newString, false));
+      this.samePath('edit', file, r.path);
+      if (r.occurrences !== undefined && typeof r.occurrences !== 'number')
+        throw this.malformed('edit', file, 'its occurrences is not a number');
+      return typeof r.occurrences === 'number' ? r.occurrences : 1;
+    });
   }
 
   async delete(file: string, signal: AbortSignal): Promise<void> {
-    const lifted = this.lifted;
-    if (!lifted.delete)
-      throw new BackendError(`The backend ${this.name} cannot delete (it has no delete method).`, 'missing-method');
-    const r = await this.invoke('delete', file, signal, () => lifted.delete!(file));
-    this.samePath('delete', file, r.path);
+    return this.checked('delete', file, async () => {
+      const lifted = this.lifted;
+      if (!lifted.delete)
+        throw new BackendError(`The backend ${this.name} cannot delete (it has no delete method).`, 'missing-method');
+      const r = await this.invoke('delete', file, signal, () => lifted.delete!(file));
+      this.samePath('delete', file, r.path);
+    });
   }
 
   async glob(pattern: string, dir: string, signal: AbortSignal): Promise<{ files: FileInfo[]; truncated: boolean }> {
-    const r = await this.invoke('glob', dir, signal, () => this.lifted.glob(pattern, dir));
-    return { files: this.infos('glob', dir, r.files, dir), truncated: r.truncated === true };
+    return this.checked('glob', dir, async () => {
+      const r = await this.invoke('glob', dir, signal, () => this.lifted.glob(pattern, dir));
+      return { files: this.infos('glob', dir, r.files, dir), truncated: r.truncated === true };
+    });
   }
 
   /** A literal search (the protocol's grep is not a regex). */
@@ -123,38 +138,55 @@ export class GuardedBackend {
     maxCount: number,
     signal: AbortSignal,
   ): Promise<{ matches: GrepMatch[]; truncated: boolean }> {
-    const r = await this.invoke('grep', dir, signal, () => this.lifted.grep(literal, dir, glob, maxCount));
-    const matches = r.matches;
-    if (!Array.isArray(matches)) throw this.malformed('grep', dir, 'it holds no matches list');
-    if (matches.length > MAX_BACKEND_ENTRIES) throw this.tooMany('grep', dir, matches.length);
-    const base = baseOf(dir);
-    for (const m of matches as unknown[]) {
-      const g = m as Partial<GrepMatch> | null;
-      if (!g || typeof g.path !== 'string' || typeof g.line !== 'number' || typeof g.text !== 'string')
-        throw this.malformed('grep', dir, 'a match lacks a string path, a numeric line or a string text');
-      this.inside('grep', dir, g.path, base);
-    }
-    return { matches: matches as GrepMatch[], truncated: r.truncated === true };
+    return this.checked('grep', dir, async () => {
+      const r = await this.invoke('grep', dir, signal, () => this.lifted.grep(literal, dir, glob, maxCount));
+      const matches = r.matches;
+      if (!Array.isArray(matches)) throw this.malformed('grep', dir, 'it holds no matches list');
+      if (matches.length > MAX_BACKEND_ENTRIES) throw this.tooMany('grep', dir, matches.length);
+      const base = baseOf(dir);
+      for (const m of matches as unknown[]) {
+        const g = m as Partial<GrepMatch> | null;
+        if (!g || typeof g.path !== 'string' || typeof g.line !== 'number' || typeof g.text !== 'string')
+          throw this.malformed('grep', dir, 'a match lacks a string path, a numeric line or a string text');
+        this.inside('grep', dir, g.path, base);
+      }
+      return { matches: matches as GrepMatch[], truncated: r.truncated === true };
+    });
   }
 
   /** Runs `command` on the backend (only when `canExecute`). */
   async execute(command: string, signal: AbortSignal): Promise<ExecuteResponse> {
-    const exec = this.lifted.execute;
-    if (!exec)
-      throw new BackendError(
-        `The backend ${this.name} cannot run commands (it has no execute method).`,
-        'missing-method',
-      );
-    const r = await this.invoke('execute', 'the command', signal, () => exec(command), true);
-    if (typeof r.output !== 'string') throw this.malformed('execute', 'the command', 'its output is not text');
-    if (r.exitCode !== null && typeof r.exitCode !== 'number')
-      throw this.malformed('execute', 'the command', 'its exitCode is neither a number nor null');
-    const cut = r.output.length > MAX_BACKEND_OUTPUT_CHARS;
-    return {
-      output: cut ? r.output.slice(0, MAX_BACKEND_OUTPUT_CHARS) : r.output,
-      exitCode: r.exitCode,
-      truncated: r.truncated === true || cut,
-    };
+    return this.checked('execute', 'the command', async () => {
+      const exec = this.lifted.execute;
+      if (!exec)
+        throw new BackendError(
+          `The backend ${this.name} cannot run commands (it has no execute method).`,
+          'missing-method',
+        );
+      const r = await this.invoke('execute', 'the command', signal, () => exec(command), true);
+      if (typeof r.output !== 'string') throw this.malformed('execute', 'the command', 'its output is not text');
+      if (r.exitCode !== null && typeof r.exitCode !== 'number')
+        throw this.malformed('execute', 'the command', 'its exitCode is neither a number nor null');
+      const cut = r.output.length > MAX_BACKEND_OUTPUT_CHARS;
+      return {
+        output: cut ? r.output.slice(0, MAX_BACKEND_OUTPUT_CHARS) : r.output,
+        exitCode: r.exitCode,
+        truncated: r.truncated === true || cut,
+      };
+    });
+  }
+
+  /**
+   * Runs one method's call and checks: anything thrown while the answer is read (a getter or a proxy
+   * trap of the backend's own object) becomes a malformed-answer sentence, described safely.
+   */
+  private async checked<T>(op: string, target: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (isBackendError(err)) throw err;
+      throw this.malformed(op, target, `reading it threw: ${errorText(err)}`);
+    }
   }
 
   /**
@@ -173,7 +205,7 @@ export class GuardedBackend {
     try {
       answer = await raceAbort(Promise.resolve().then(fn), signal);
     } catch (err) {
-      if (err instanceof Aborted) throw this.stopped(op, target);
+      if (err === ABORTED) throw this.stopped(op, target);
       throw new BackendError(
         `The backend ${this.name} failed at ${op} of ${target}: ${errorText(err)}. Nothing more was done; check the backend, or retry.`,
         'threw',
@@ -188,38 +220,40 @@ export class GuardedBackend {
     const r = answer as Record<string, unknown>;
     if (!keepError && r.error !== undefined && r.error !== null && r.error !== '') {
       throw new BackendError(
-        `The backend ${this.name} refused ${op} of ${target}: ${oneLine(typeof r.error === 'string' ? r.error : JSON.stringify(r.error))}`,
+        `The backend ${this.name} refused ${op} of ${target}: ${oneLine(describeThrown(r.error))}`,
         'refused',
       );
     }
     return r;
   }
 
-  private infos(op: string, target: string, files: unknown, dir: string): FileInfo[] {
+  private infos(op: string, target: string, files: unknown, dir: string, under = false): FileInfo[] {
     if (!Array.isArray(files)) throw this.malformed(op, target, 'it holds no files list');
     if (files.length > MAX_BACKEND_ENTRIES) throw this.tooMany(op, target, files.length);
     const base = baseOf(dir);
     for (const f of files as unknown[]) {
       const info = f as Partial<FileInfo> | null;
       if (!info || typeof info.path !== 'string') throw this.malformed(op, target, 'an entry lacks a string path');
-      this.inside(op, dir, info.path, base);
+      this.inside(op, dir, info.path, base, under);
     }
     return files as FileInfo[];
   }
 
   /**
    * A returned path must lie inside the directory asked about (a backend must not answer for
-   * elsewhere). `base` is `baseOf(dir)`, computed once per answer.
+   * elsewhere); with `under`, strictly below it. `base` is `baseOf(dir)`, computed once per answer.
    */
-  private inside(op: string, dir: string, returned: string, base = baseOf(dir)): void {
+  private inside(op: string, dir: string, returned: string, base = baseOf(dir), under = false): void {
     const rooted = returned.startsWith('/') ? returned : `/${returned}`;
     // Already normal (no empty, `.` or `..` segment, no trailing slash): normalising changes nothing.
-    const p = NOT_NORMAL.test(rooted) ? posix.normalize(rooted) : rooted;
-    if (p === base.slice(0, -1) || p.startsWith(base) || base === '/') {
+    const p = (NOT_NORMAL.test(rooted) ? posix.normalize(rooted) : rooted).replace(/(.)\/$/, '$1');
+    const self = p === base.slice(0, -1) || p === base;
+    if (self ? !under : p.startsWith(base)) {
       if (!p.split('/').includes('..')) return;
     }
+    const where = self ? 'the directory itself, not an entry under it' : 'which is outside what was asked';
     throw new BackendError(
-      `The backend ${this.name} answered ${op} of ${dir} with the path ${JSON.stringify(returned)}, which is outside what was asked; the answer was discarded. Check the backend's path handling.`,
+      `The backend ${this.name} answered ${op} of ${dir} with the path ${JSON.stringify(returned)}, ${where}; the answer was discarded. Check the backend's path handling.`,
       'outside',
     );
   }
@@ -266,13 +300,21 @@ function baseOf(dir: string): string {
   return dir === '/' ? '/' : `${posix.normalize(dir).replace(/\/+$/, '')}/`;
 }
 
-/** The race's rejection when the signal won. */
-class Aborted extends Error {}
+/**
+ * The race's rejection when the signal won: compared by identity, since `instanceof` on what a
+ * backend threw may itself throw (a proxy's trap).
+ */
+const ABORTED: unique symbol = Symbol('aborted');
 
-/** `p`, or a rejection with ABORTED as soon as `signal` aborts. */
+/**
+ * `p`, or a rejection with ABORTED as soon as `signal` aborts. What `p` rejects with is passed on
+ * untouched: turning a foreign value into text here (`String(e)`) could throw inside the handler,
+ * leaving an unhandled rejection and this promise never settled.
+ */
 function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new Aborted('aborted'));
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- a sentinel, never shown
+    const onAbort = () => reject(ABORTED);
     signal.addEventListener('abort', onAbort, { once: true });
     p.then(
       (v) => {
@@ -281,23 +323,41 @@ function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
       },
       (e: unknown) => {
         signal.removeEventListener('abort', onAbort);
-        reject(e instanceof Error ? e : new Error(String(e)));
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- described by the caller (describeThrown)
+        reject(e);
       },
     );
   });
 }
 
+/** Whether `err` is ours (`instanceof` on a foreign proxy may throw: then it is not). */
+function isBackendError(err: unknown): err is BackendError {
+  try {
+    return err instanceof BackendError;
+  } catch {
+    return false;
+  }
+}
+
 /** How the model reads a backend's name: its class, and its id when it has one. */
 function backendName(b: AnyBackendProtocol): string {
-  const ctor = (b as { constructor?: { name?: unknown } }).constructor?.name;
+  // Read defensively: a getter of a hostile backend may throw, and naming it must not.
+  const read = (f: () => unknown): unknown => {
+    try {
+      return f();
+    } catch {
+      return undefined;
+    }
+  };
+  const ctor = read(() => (b as { constructor?: { name?: unknown } }).constructor?.name);
   const cls = typeof ctor === 'string' && ctor && ctor !== 'Object' ? ctor : 'backend';
-  const id = (b as { id?: unknown }).id;
+  const id = read(() => (b as { id?: unknown }).id);
   return typeof id === 'string' && id ? `${cls} (${id})` : cls;
 }
 
+/** What a backend threw, as a clause: described safely (any value, even one whose `String()` throws). */
 function errorText(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
-  return oneLine(text).replace(/\.$/, '') || 'no reason given';
+  return oneLine(describeThrown(err)).replace(/\.$/, '') || 'no reason given';
 }
 
 /** One line, bounded: a backend's error must not flood the model or carry a stack. */

@@ -1,26 +1,32 @@
 /**
- * Our workspace as a deepagents backend (`SandboxBackendProtocolV2`): `/` is the workspace root and
- * every path goes through the sandbox (`Workspace.resolve`: symlink escapes refused), writes are
- * atomic and serialised per file, a file must be read before it is overwritten or edited and must not
- * have changed since (the read tracker), answers are capped, and `execute` runs through a registry's
- * bash tool, so its pipeline (policy, timeout, output cap, and any OS sandbox the registry applies)
- * holds. Every failure is an `error` field in a sentence; no method throws.
+ * Our workspace as a deepagents backend (`SandboxBackendProtocolV2`): paths map to the workspace as
+ * `virtualMode` says (local-paths.ts) and every one goes through the sandbox (`Workspace.resolve`:
+ * symlink escapes refused), every operation is judged by the registry's policy as the matching tool's
+ * call would be (local-policy.ts), writes are atomic and serialised per file, a file must be read
+ * before it is overwritten or edited and must not have changed since (the read tracker), answers are
+ * capped, and `execute` runs through a registry's bash tool, so its pipeline (policy, timeout, output
+ * cap, and any OS sandbox the registry applies) holds. Every failure is an `error` field in a
+ * sentence; no method throws. What deepagents' own sandboxes answer, this answers too: "not found"
+ * for a missing file, "multiple" for an ambiguous edit, an empty listing for a missing directory.
  * Must not be imported by the tools (they reach backends through guard.ts) nor import deepagents.
  * Over 400 lines: one class implementing the whole protocol; each method is short and they share
  * the workspace, the read tracker and the answer caps.
  */
-import { promises as fs } from 'node:fs';
+import { promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
-import posix from 'node:path/posix';
 import { randomBytes } from 'node:crypto';
 import type FastGlob from 'fast-glob';
 import { Workspace, atomicWriteFile, withFileLock, stampOf } from '../workspace/workspace.js';
 import { isAtomicTempName } from '../workspace/atomic-write.js';
 import { Tenant } from '../workspace/tenant.js';
+import { StaleFileError, type FileStamp } from '../workspace/read-tracker.js';
+import { describeThrown } from '../text/describe.js';
 import { onFirstUse } from '../platform/lazy.js';
 import type { Registry } from '../registry/registry.js';
 import type { Tool } from '../authoring/tool.js';
 import { MAX_BACKEND_ENTRIES, MAX_BACKEND_FILE_CHARS } from './guard.js';
+import { BackendPaths } from './local-paths.js';
+import { BackendJudge, PolicyRefusal } from './local-policy.js';
 import type {
   DeleteResult,
   EditResult,
@@ -59,26 +65,49 @@ const BINARY_MIME: Readonly<Record<string, string>> = {
 /** What the workspace backend is built from. */
 export interface WorkspaceBackendOptions {
   workspace: Workspace;
-  /** Runs `execute` through this registry's `bash` tool; without one the backend has no `execute`. */
+  /**
+   * The registry whose policy judges every operation and whose `bash` runs `execute`; without one
+   * nothing is judged. `execute` is offered only with `execute: true`.
+   */
   registry?: Registry;
+  /** Whether the backend runs commands (through `registry`'s bash). */
+  execute?: boolean;
   /** The init context bash runs under (its workspace). */
   initCtx: Tool.InitContext;
   /** The session the backend's reads and writes count for (stale-write checks); default `deepagents`. */
   sessionID: string;
   id: string;
+  /** `true`: `/` is the workspace root; `false`: absolute paths are the host's (local-paths.ts). */
+  virtualMode: boolean;
   /** Whether `close()` disposes `registry` (true when the backend made it itself). */
   ownsRegistry?: boolean;
 }
+
+/**
+ * The tool deepagents' agent reads a file with: the stale-write sentence names it, so the model
+ * calls what it has (`read_file`), not our `read`.
+ */
+const CALLER_READ_TOOL = 'read_file';
 
 /** Our workspace behind deepagents' backend protocol (built by `toDeepAgentsBackend`). */
 export class WorkspaceBackend implements SandboxBackendProtocolV2 {
   readonly id: string;
   private readonly ws: Workspace;
   private readonly tenant = new Tenant();
+  private readonly paths: BackendPaths;
+  private readonly judge: BackendJudge;
+  private running = true;
 
   constructor(private readonly options: WorkspaceBackendOptions) {
     this.ws = options.workspace;
     this.id = options.id;
+    this.paths = new BackendPaths(this.ws.root, options.virtualMode);
+    this.judge = new BackendJudge(options.registry, options.initCtx, options.sessionID);
+  }
+
+  /** Whether the backend serves calls (deepagents' sandbox suites check it): true until `close()`. */
+  get isRunning(): boolean {
+    return this.running;
   }
 
   /**
@@ -87,15 +116,31 @@ export class WorkspaceBackend implements SandboxBackendProtocolV2 {
    * registry handed in stays its owner's to dispose.
    */
   async close(): Promise<void> {
+    this.running = false;
     if (this.options.ownsRegistry) await this.options.registry?.dispose();
   }
 
+  /** Writes files a program hands in at creation (not judged by the policy: they are not a model's calls). */
+  async seed(files: Record<string, string>): Promise<void> {
+    for (const [p, content] of Object.entries(files)) {
+      const abs = await this.ws.resolve(this.paths.host(p), 'write');
+      await withFileLock(abs, async () => {
+        await fs.mkdir(path.dirname(abs), { recursive: true });
+        await atomicWriteFile(abs, content);
+      });
+    }
+  }
+
   async ls(dir: string): Promise<LsResult> {
-    return this.guard(`list ${dir}`, async () => {
-      const abs = await this.resolve(dir, 'read');
+    return this.guard(`list ${dir}`, async (): Promise<LsResult> => {
+      const lexical = this.paths.host(dir, true);
+      await this.judge.authorize('list', { path: lexical });
+      const abs = await this.ws.resolve(lexical, 'read');
       const st = await fs.stat(abs).catch(() => undefined);
-      if (!st) return { error: `Directory ${dir} does not exist.` };
-      if (!st.isDirectory()) return { files: [] };
+      // deepagents' backends answer an empty list for a missing directory, or a file.
+      if (!st?.isDirectory()) return { files: [] };
+      const filter = await this.judge.readFilter('list', { path: lexical });
+      const base = this.paths.base(dir, true);
       const guard = this.ws.guard();
       const entries = await fs.readdir(abs, { withFileTypes: true });
       guard.listed(abs, entries);
@@ -106,15 +151,11 @@ export class WorkspaceBackend implements SandboxBackendProtocolV2 {
         if (!guard.inside(child)) continue;
         const s = await fs.stat(child).catch(() => undefined);
         if (!s || (!s.isFile() && !s.isDirectory())) continue;
-        const v = this.virtual(child);
-        files.push(
-          s.isDirectory()
-            ? { path: `${v}/`, is_dir: true, size: 0, modified_at: s.mtime.toISOString() }
-            : { path: v, is_dir: false, size: s.size, modified_at: s.mtime.toISOString() },
-        );
+        if (filter?.skips(child, s.isDirectory())) continue;
+        files.push(info(BackendPaths.join(base, e.name), s));
         if (files.length >= MAX_BACKEND_ENTRIES) break;
       }
-      return { files: files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)) };
+      return { files: files.sort(byPath) };
     });
   }
 
@@ -162,11 +203,13 @@ export class WorkspaceBackend implements SandboxBackendProtocolV2 {
       if (typeof content !== 'string') return { error: 'content must be text.' };
       if (content.length > MAX_BACKEND_FILE_CHARS)
         return { error: `content is ${content.length} characters, above the limit of ${MAX_BACKEND_FILE_CHARS}.` };
-      const abs = await this.resolve(filePath, 'write');
+      const lexical = this.paths.host(filePath);
+      await this.judge.authorize('write', { filePath: lexical, content });
+      const abs = await this.ws.resolve(lexical, 'write');
       return withFileLock(abs, async () => {
         const st = await fs.stat(abs).catch(() => undefined);
         if (st?.isDirectory()) return { error: `${filePath} is a directory; give the path of a file inside it.` };
-        if (st) await this.tenant.readTracker.assertFresh(this.options.sessionID, abs, filePath);
+        if (st) await this.assertFresh(abs, filePath);
         else await fs.mkdir(path.dirname(abs), { recursive: true });
         const { stat } = await atomicWriteFile(abs, content);
         this.tenant.readTracker.record(this.options.sessionID, abs, stat);
@@ -177,10 +220,12 @@ export class WorkspaceBackend implements SandboxBackendProtocolV2 {
 
   async edit(filePath: string, oldString: string, newString: string, replaceAll = false): Promise<EditResult> {
     return this.guard(`edit ${filePath}`, async () => {
-      const abs = await this.resolve(filePath, 'write');
+      const lexical = this.paths.host(filePath);
+      await this.judge.authorize('edit', { filePath: lexical, oldString, newString, replaceAll });
+      const abs = await this.ws.resolve(lexical, 'write');
       return withFileLock(abs, async () => {
         const handle = await fs.open(abs, 'r').catch(() => undefined);
-        if (!handle) return { error: `File ${filePath} does not exist.` };
+        if (!handle) return { error: `File '${filePath}' not found. Check the path (ls its directory).` };
         let text: string;
         let version;
         try {
@@ -190,19 +235,19 @@ export class WorkspaceBackend implements SandboxBackendProtocolV2 {
         } finally {
           await handle.close();
         }
-        await this.tenant.readTracker.assertFresh(this.options.sessionID, abs, filePath, version);
+        await this.assertFresh(abs, filePath, version);
         if (oldString === '') return { error: 'oldString is empty: give the text to replace.' };
         const occurrences = text.split(oldString).length - 1;
         if (occurrences === 0)
           return { error: `oldString was not found in ${filePath}. Read the file and copy the exact text.` };
         if (occurrences > 1 && !replaceAll)
           return {
-            error: `oldString occurs ${occurrences} times in ${filePath}. Add surrounding lines to make it unique, or set replace_all.`,
+            error: `oldString occurs multiple times (${occurrences}) in ${filePath}. Add surrounding lines to make it unique, or set replace_all.`,
           };
         const updated = replaceAll ? text.split(oldString).join(newString) : text.replace(oldString, () => newString);
         const { stat } = await atomicWriteFile(abs, updated, {
           expect: version,
-          staleMessage: `File ${filePath} changed on disk during the edit; nothing was written. Read it again.`,
+          staleMessage: `File ${filePath} changed on disk during the edit; nothing was written. Read it again with ${CALLER_READ_TOOL}.`,
         });
         this.tenant.readTracker.record(this.options.sessionID, abs, stat);
         return { path: filePath, filesUpdate: null, occurrences: replaceAll ? occurrences : 1 };
@@ -216,21 +261,28 @@ export class WorkspaceBackend implements SandboxBackendProtocolV2 {
     glob?: string | null,
     maxCount?: number | null,
   ): Promise<GrepResult> {
-    return this.guard(`grep in ${dir ?? '/'}`, async (): Promise<GrepResult> => {
+    const where = dir ?? '/';
+    return this.guard(`grep in ${where}`, async (): Promise<GrepResult> => {
       const cap = Math.min(maxCount ?? MAX_BACKEND_ENTRIES, MAX_BACKEND_ENTRIES);
-      const files = await this.walk(dir ?? '/', glob ? (glob.includes('/') ? glob : `**/${glob}`) : '**/*');
+      const lexical = this.paths.host(where, true);
+      const args = { pattern, path: lexical, ...(glob ? { include: glob } : {}) };
+      await this.judge.authorize('grep', args);
+      const files = await this.walk(lexical, glob ? (glob.includes('/') ? glob : `**/${glob}`) : '**/*', true);
       if ('error' in files) return files;
+      const filter = await this.judge.readFilter('grep', args);
+      const base = this.paths.base(where, true);
       const matches: GrepMatch[] = [];
-      for (const abs of files.paths) {
-        const st = await fs.stat(abs).catch(() => undefined);
+      for (const found of files.found) {
+        if (found.dir || filter?.skips(found.abs, false)) continue;
+        const st = await fs.stat(found.abs).catch(() => undefined);
         if (!st?.isFile() || st.size > MAX_BACKEND_FILE_CHARS) continue;
-        const text = await fs.readFile(abs, 'utf8').catch(() => undefined);
+        const text = await fs.readFile(found.abs, 'utf8').catch(() => undefined);
         if (text === undefined || text.includes('\0')) continue; // binary: skipped
         const lines = text.split('\n');
         for (let i = 0; i < lines.length; i++) {
           if (!lines[i].includes(pattern)) continue;
           if (matches.length >= cap) return { matches, truncated: true };
-          matches.push({ path: this.virtual(abs), line: i + 1, text: lines[i] });
+          matches.push({ path: found.rel ? BackendPaths.join(base, found.rel) : where, line: i + 1, text: lines[i] });
         }
       }
       return { matches };
@@ -239,13 +291,21 @@ export class WorkspaceBackend implements SandboxBackendProtocolV2 {
 
   async glob(pattern: string, dir = '/'): Promise<GlobResult> {
     return this.guard(`glob in ${dir}`, async (): Promise<GlobResult> => {
-      const found = await this.walk(dir, pattern.replace(/^\/+/, ''));
+      const lexical = this.paths.host(dir, true);
+      await this.judge.authorize('glob', { pattern, path: lexical });
+      const found = await this.walk(lexical, pattern.replace(/^\/+/, ''), false);
       if ('error' in found) return found;
+      const filter = await this.judge.readFilter('glob', { pattern, path: lexical });
+      // Relative in, relative out: relative to the directory searched, as deepagents' sandboxes answer.
+      const base = dir.startsWith('/') ? this.paths.base(dir, true) : '.';
       const files: FileInfo[] = [];
-      for (const abs of found.paths) {
-        const st = await fs.stat(abs).catch(() => undefined);
-        if (!st?.isFile()) continue;
-        files.push({ path: this.virtual(abs), is_dir: false, size: st.size, modified_at: st.mtime.toISOString() });
+      for (const f of found.found) {
+        if (!f.rel) continue;
+        const st = await fs.stat(f.abs).catch(() => undefined);
+        if (!st || (!st.isFile() && !st.isDirectory())) continue;
+        if (filter?.skips(f.abs, st.isDirectory())) continue;
+        // A directory is named without the trailing slash, as deepagents' LocalShellBackend names it.
+        files.push(info(BackendPaths.join(base, f.rel), st, false));
       }
       return { files, ...(found.truncated ? { truncated: true } : {}) };
     });
@@ -253,12 +313,14 @@ export class WorkspaceBackend implements SandboxBackendProtocolV2 {
 
   async delete(filePath: string): Promise<DeleteResult> {
     return this.guard(`delete ${filePath}`, async () => {
-      const abs = await this.ws.resolveEntry(this.host(filePath), 'write');
+      const lexical = this.paths.host(filePath);
+      await this.judge.authorize('delete', { path: lexical, recursive: true });
+      const abs = await this.ws.resolveEntry(lexical, 'write');
       if (this.ws.roots.includes(abs)) return { error: `${filePath} is the workspace root; it cannot be deleted.` };
       return withFileLock(abs, async () => {
         const st = await fs.lstat(abs).catch(() => undefined);
-        if (!st) return { error: `${filePath} does not exist; nothing was deleted.` };
-        if (st.isFile()) await this.tenant.readTracker.assertFreshIfRead(this.options.sessionID, abs, filePath);
+        if (!st) return { error: `'${filePath}' not found; nothing was deleted.` };
+        if (st.isFile()) await this.assertFresh(abs, filePath, undefined, true);
         await fs.rm(abs, { recursive: true, force: false });
         return { path: filePath, filesUpdate: null };
       });
@@ -269,7 +331,9 @@ export class WorkspaceBackend implements SandboxBackendProtocolV2 {
     const out: FileUploadResponse[] = [];
     for (const [p, content] of files) {
       try {
-        const abs = await this.resolve(p, 'write');
+        const lexical = this.paths.host(p);
+        await this.judge.authorize('write', { filePath: lexical });
+        const abs = await this.ws.resolve(lexical, 'write');
         await withFileLock(abs, async () => {
           await fs.mkdir(path.dirname(abs), { recursive: true });
           await atomicWriteFile(abs, content);
@@ -286,7 +350,9 @@ export class WorkspaceBackend implements SandboxBackendProtocolV2 {
     const out: FileDownloadResponse[] = [];
     for (const p of paths) {
       try {
-        const abs = await this.resolve(p, 'read');
+        const lexical = this.paths.host(p);
+        await this.judge.authorize('read', { filePath: lexical });
+        const abs = await this.ws.resolve(lexical, 'read');
         out.push({ path: p, content: new Uint8Array(await fs.readFile(abs)), error: null });
       } catch (err) {
         out.push({ path: p, content: null, error: operationError(err) });
@@ -298,7 +364,8 @@ export class WorkspaceBackend implements SandboxBackendProtocolV2 {
   /** Runs `command` through the registry's bash tool (its policy, timeout, caps, and OS sandbox if any). */
   async execute(command: string): Promise<ExecuteResponse> {
     const registry = this.options.registry;
-    if (!registry) return { output: 'This backend runs no commands.', exitCode: 1, truncated: false };
+    if (!registry || this.options.execute === false)
+      return { output: 'This backend runs no commands.', exitCode: 1, truncated: false };
     const u = await registry.execute(
       'bash',
       { command, description: 'deepagents execute' },
@@ -314,27 +381,40 @@ export class WorkspaceBackend implements SandboxBackendProtocolV2 {
     };
   }
 
-  /** A virtual path (`/`-rooted) as the host path under the workspace root (lexically; never above it). */
-  private host(virtualPath: string): string {
-    if (typeof virtualPath !== 'string') throw new Error('The path must be text.');
-    return path.join(this.ws.root, posix.resolve('/', virtualPath));
-  }
-
-  private resolve(virtualPath: string, mode: 'read' | 'write'): Promise<string> {
-    return this.ws.resolve(this.host(virtualPath), mode);
-  }
-
-  /** A host path inside the workspace as the backend's path. */
-  private virtual(abs: string): string {
-    const rel = path.relative(this.ws.root, abs).split(path.sep).join('/');
-    return rel ? `/${rel}` : '/';
+  /**
+   * The read tracker's check, in deepagents' words: a file never read is to be read with
+   * `read_file` (the caller's tool), not our `read`. `ifRead`: a file never read passes (delete).
+   */
+  private async assertFresh(abs: string, shown: string, current?: FileStamp, ifRead = false): Promise<void> {
+    const tracker = this.tenant.readTracker;
+    if (ifRead && !tracker.lastRead(this.options.sessionID, abs)) return;
+    try {
+      await tracker.assertFresh(this.options.sessionID, abs, shown, current);
+    } catch (err) {
+      if (err instanceof StaleFileError && err.reason === 'not-read')
+        throw new Error(
+          `File ${shown} has not been read in this session. Read it first with ${CALLER_READ_TOOL}, then retry the change.`,
+          { cause: err },
+        );
+      if (err instanceof StaleFileError)
+        throw new Error(
+          err.message.replace(
+            /Read it again before editing\.$/,
+            `Read it again with ${CALLER_READ_TOOL} before changing it.`,
+          ),
+          { cause: err },
+        );
+      throw err;
+    }
   }
 
   /** A file's content: text, or bytes for images, PDFs and files with NUL bytes; read recorded. */
   private async load(
     filePath: string,
   ): Promise<{ error: string } | { text: string; bytes?: Uint8Array; mimeType: string; mtime: string }> {
-    const abs = await this.resolve(filePath, 'read');
+    const lexical = this.paths.host(filePath);
+    await this.judge.authorize('read', { filePath: lexical });
+    const abs = await this.ws.resolve(lexical, 'read');
     const handle = await fs.open(abs, 'r').catch(() => undefined);
     if (!handle) return { error: `File '${filePath}' not found` };
     try {
@@ -356,42 +436,63 @@ export class WorkspaceBackend implements SandboxBackendProtocolV2 {
     }
   }
 
-  /** Files under `dir` matching `pattern`, each checked by real path (a symlink out is left out). */
+  /**
+   * What `pattern` matches under `lexical` (files, and directories unless `onlyFiles`), each
+   * checked by real path (a symlink out is left out), with its path relative to the directory
+   * searched (`''` when `lexical` is a file: grep of one file).
+   */
   private async walk(
-    dir: string,
+    lexical: string,
     pattern: string,
-  ): Promise<{ error: string } | { paths: string[]; truncated: boolean }> {
-    const base = await this.resolve(dir, 'read');
+    onlyFiles: boolean,
+  ): Promise<{ error: string } | { found: Array<{ abs: string; rel: string; dir: boolean }>; truncated: boolean }> {
+    const base = await this.ws.resolve(lexical, 'read');
     const st = await fs.stat(base).catch(() => undefined);
-    if (!st) return { paths: [], truncated: false };
-    if (st.isFile()) return { paths: [base], truncated: false };
+    if (!st) return { found: [], truncated: false };
+    if (st.isFile()) return { found: onlyFiles ? [{ abs: base, rel: '', dir: false }] : [], truncated: false };
     if (pattern.split('/').includes('..')) return { error: `The pattern ${pattern} must not contain "..".` };
-    const found = await fastGlob()(pattern, {
+    const entries = await fastGlob()(pattern, {
       cwd: base,
-      absolute: true,
       dot: true,
-      onlyFiles: true,
+      onlyFiles,
+      markDirectories: false,
+      objectMode: true,
       followSymbolicLinks: false,
       ignore: SKIPPED_DIRS,
     });
     const guard = this.ws.guard();
-    const inside = found.filter((p) => !isAtomicTempName(path.basename(p)) && guard.inside(p)).sort();
-    return { paths: inside.slice(0, MAX_BACKEND_ENTRIES), truncated: inside.length > MAX_BACKEND_ENTRIES };
+    const found = entries
+      .map((e) => ({ abs: path.join(base, e.path), rel: e.path, dir: e.dirent.isDirectory() }))
+      .filter((f) => !isAtomicTempName(path.basename(f.abs)) && guard.inside(f.abs))
+      .sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+    return { found: found.slice(0, MAX_BACKEND_ENTRIES), truncated: found.length > MAX_BACKEND_ENTRIES };
   }
 
-  /** Runs `fn`; any throw (sandbox refusal, stale file, I/O error) becomes an `error` sentence. */
+  /** Runs `fn`; any throw (policy refusal, sandbox refusal, stale file, I/O error) becomes an `error` sentence. */
   private async guard<T extends { error?: string }>(what: string, fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = describeThrown(err);
       return { error: message.includes(' ') ? message : `${what} failed: ${message}` } as T;
     }
   }
 }
 
+/** A listing's or a glob's entry for `p` (a listing's directories end in `/`). */
+function info(p: string, s: Stats, slash = true): FileInfo {
+  return s.isDirectory()
+    ? { path: slash ? `${p}/` : p, is_dir: true, size: 0, modified_at: s.mtime.toISOString() }
+    : { path: p, is_dir: false, size: s.size, modified_at: s.mtime.toISOString() };
+}
+
+function byPath(a: FileInfo, b: FileInfo): number {
+  return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
+}
+
 /** A failed upload or download as the protocol's error codes. */
 function operationError(err: unknown): FileOperationError {
+  if (err instanceof PolicyRefusal) return 'permission_denied';
   const code = (err as { code?: unknown } | null)?.code;
   if (code === 'ENOENT') return 'file_not_found';
   if (code === 'EACCES' || code === 'EPERM') return 'permission_denied';

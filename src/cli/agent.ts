@@ -53,7 +53,9 @@ async function agent(setup: Setup, values: Values, task: string): Promise<number
   const maxRetries = parseMaxRetries(values['max-retries']);
   const model = await loadChatModel(spec, { maxRetries });
   const maxDescriptionChars = parseMaxDescriptionChars(values['max-description-chars']);
-  const agentInit = offerTask(setup, values, model) ?? initCtx;
+  const withTask = offerTask(setup, values, model) ?? initCtx;
+  // The skill tool is offered when skills are found (command.ts searches the standard places).
+  const agentInit = values['no-skills'] ? { ...withTask, skills: false as const } : withTask;
   if (values.edits !== undefined && !values['no-builtins']) useEdits(registry, parseEdits(values.edits));
   const tools = await registry.tools({
     model: spec,
@@ -121,10 +123,11 @@ export const agentCommand: Command = {
     'max-retries': { type: 'string' },
     'max-description-chars': { type: 'string' },
     'no-task': { type: 'boolean' },
+    'no-skills': { type: 'boolean' },
     edits: { type: 'string' },
   },
   positionals: [1, 1],
   usage:
-    'toolbelt agent "<task>" --model provider:model [--max-retries N] [--max-description-chars N] [--no-task] [--edits auto|patch|replace|both] [--permissions LIST] [--workspace DIR]',
+    'toolbelt agent "<task>" --model provider:model [--max-retries N] [--max-description-chars N] [--no-task] [--no-skills] [--edits auto|patch|replace|both] [--permissions LIST] [--workspace DIR]',
   run: (setup, values, positionals) => agent(setup, values, positionals[0]),
 };

@@ -129,6 +129,8 @@ export async function makeRegistry(values: Values, ownsPolicy = false): Promise<
     store,
     namespace: store && namespace,
     storeLabel: store?.label,
+    // Agent Skills in the standard places (docs/skills.md); `toolbelt agent --no-skills` turns them off.
+    skills: { defaults: true },
     ...(outputDir ? { truncate: { outputDir } } : {}),
   });
   // Pruned at start and after every call that finished, one pass at a time; `close` waits for the last.

@@ -1,6 +1,6 @@
 /**
  * `toolbelt policy`: `explain <tool> '<json args>'` prints the decision for a call and the rule that
- * made it; `check [FILE]` validates a policy file, naming the line and field of each problem;
+ * made it (`--skill NAME`: in a session that loaded that skill, its allowed-tools honoured); `check [FILE]` validates a policy file, naming the line and field of each problem;
  * `show` prints the merged policy in use (the file's rules layered over the defaults, and the
  * precedence). Nothing is run.
  * Must not judge a call itself: decisions are Policy.decide's (policy/), file checks policy/rules.ts'.
@@ -11,8 +11,10 @@ import { UsageError, type Command, type Setup, type Values } from './command.js'
 import { createPolicy, loadPolicyFile, POLICY_FILE_NAME, type Policy } from '../policy/policy.js';
 import { parsePolicyText } from '../policy/rules.js';
 import { sourceText } from '../policy/messages.js';
+import { skillCatalogOf } from '../skills/catalog.js';
+import type { SkillGrant } from '../skills/allowed-tools.js';
 
-const USAGE = `toolbelt policy explain <tool> '<json args>' | check [FILE] | show   [--policy FILE] [--json]`;
+const USAGE = `toolbelt policy explain <tool> '<json args>' [--skill NAME] | check [FILE] | show   [--policy FILE] [--json]`;
 
 async function activePolicy(setup: Setup): Promise<Policy> {
   if (!setup.policyFile) return createPolicy();
@@ -41,7 +43,11 @@ async function explain(
   }
   const policy = await activePolicy(setup);
   setup.registry.setPolicy(policy);
-  const decision = await policy.decide(tool, args, setup.registry.policyEnvironment(setup.initCtx));
+  const env = setup.registry.policyEnvironment(setup.initCtx);
+  const skill = values.skill === undefined ? undefined : await loadedSkill(setup, String(values.skill));
+  // --skill: judged as in a session that loaded the skill, with its allowed-tools honoured.
+  if (skill) env.skills = () => [skill];
+  const decision = await policy.decide(tool, args, env, skill ? 'explain' : undefined);
   if (values.json) {
     process.stdout.write(`${JSON.stringify(decision, null, 2)}\n`);
     return 0;
@@ -52,12 +58,27 @@ async function explain(
       ? `policy ${setup.policyFile}, layered over the default policy`
       : `policy ${setup.policyFile}, which replaces the default policy ("extends": false)`;
   const lines = [`${decision.action.toUpperCase()}  ${decision.reason}`, `  (${from})`];
+  if (skill)
+    lines.push(
+      `  (as in a session that loaded skill "${skill.skill}", allowed-tools ${skill.entries.join(' ') || '(none)'}, with skills.honorAllowedTools on)`,
+    );
   if (decision.checks.length > 1) {
     lines.push('Checks:');
     for (const c of decision.checks) lines.push(`  ${c.action.padEnd(5)} ${c.check.label}: ${sourceText(c)}`);
   }
   process.stdout.write(`${lines.join('\n')}\n`);
   return 0;
+}
+
+/** The skill `--skill NAME` names, as the policy sees a loaded one. */
+async function loadedSkill(setup: Setup, name: string): Promise<SkillGrant> {
+  const view = await skillCatalogOf(setup.registry.tenant).view(setup.initCtx);
+  const found = view.byName.get(name);
+  if (!found)
+    throw new UsageError(
+      `No skill is named "${name}" here. Skills: ${view.skills.map((s) => s.name).join(', ') || '(none)'} (toolbelt skills list).`,
+    );
+  return { skill: found.name, entries: found.allowedTools ?? [] };
 }
 
 async function check(setup: Setup, fileArg: string | undefined): Promise<number> {
@@ -127,7 +148,7 @@ async function policy(setup: Setup, values: Values, positionals: string[]): Prom
 
 /** The `policy` command. */
 export const policyCommand: Command = {
-  options: { json: { type: 'boolean' } },
+  options: { json: { type: 'boolean' }, skill: { type: 'string' } },
   positionals: [1, 3],
   usage: USAGE,
   run: policy,

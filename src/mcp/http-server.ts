@@ -1,12 +1,13 @@
 /**
  * Serving a registry over Streamable HTTP, with the MCP spec's security requirements: loopback by
  * default, `Host` and `Origin` validation against DNS rebinding (403), and bearer-token auth (401)
- * that is required off loopback. Stateful (one session per client, `Mcp-Session-Id`) or stateless.
+ * that is required off loopback. Stateful (one session per client, `Mcp-Session-Id`) or stateless
+ * (no MCP sessions; the calls' session is one per token, else one per namespace).
  * Sessions are bounded per client (its remote address) and in all; a new session only ever takes
  * the place of an idle one, never of an active one (it is refused instead).
  * Must not decide what a connection lists or runs: that is server.ts' createMcpServer.
  */
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, randomUUID, scryptSync, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -51,6 +52,10 @@ export async function serveHttp(registry: Registry, options: ServeMcpOptions): P
     );
   }
   const tokenDigest = options.token ? digest(options.token) : undefined;
+  // Sessions are kept apart per token: what a stateless call without `_meta` uses, and the scope of
+  // every session a client names.
+  const sessionScope = options.token ? tokenSessionLabel(options.token) : undefined;
+  const statelessSession = sessionScope ? `mcp-token-${sessionScope}` : STATELESS_SESSION;
   const idleMs = options.sessionIdleMs ?? MCP_HTTP_SESSION_IDLE_MS;
   if (typeof idleMs !== 'number' || !Number.isFinite(idleMs) || idleMs < 0)
     throw new Error(`serveMcp: "sessionIdleMs" must be a number of milliseconds >= 0, got ${String(idleMs)}.`);
@@ -137,7 +142,11 @@ export async function serveHttp(registry: Registry, options: ServeMcpOptions): P
           sessions.set(id, { transport, server, client, lastActive: Date.now(), inFlight: 0 });
         },
       });
-      const server = createMcpServer(registry, { ...options, sessionID: `mcp-http-${randomUUID()}` });
+      const server = createMcpServer(registry, {
+        ...options,
+        sessionID: `mcp-http-${randomUUID()}`,
+        sessionScope,
+      });
       transport.onclose = () => {
         if (transport.sessionId) sessions.delete(transport.sessionId);
       };
@@ -191,12 +200,16 @@ export async function serveHttp(registry: Registry, options: ServeMcpOptions): P
     return true;
   }
 
-  /** Stateless: one server and transport per request, no session id; any replica can answer. */
+  /**
+   * Stateless: one server and transport per request, no MCP session id; any replica can answer.
+   * The calls' session is still stable (per token, else per namespace), so a stock client reads
+   * back what it wrote and no record is left under a session no later call could name.
+   */
   async function handleStateless(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     if (req.method !== 'POST')
       return jsonError(res, 405, 'This server is stateless: only POST is served (no sessions, no GET stream).');
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    const server = createMcpServer(registry, { ...options, sessionID: `mcp-stateless-${randomUUID()}` });
+    const server = createMcpServer(registry, { ...options, sessionID: statelessSession, sessionScope });
     res.on('close', () => {
       void server.close().catch(() => undefined);
     });
@@ -256,6 +269,18 @@ function isLoopback(address: string): boolean {
     /^127(?:\.\d{1,3}){3}$/.test(address) ||
     /^::ffff:127(?:\.\d{1,3}){3}$/i.test(address)
   );
+}
+
+/** The session of a stateless server's calls that name none, on a server without a token (one per namespace). */
+const STATELESS_SESSION = 'mcp-stateless';
+
+/**
+ * A label standing for `token` in session ids (which tools may show, and stores keep): derived with
+ * scrypt, so it is the same on every replica given the token, but neither shows the token nor
+ * makes guessing it from the label cheap. Computed once per server.
+ */
+function tokenSessionLabel(token: string): string {
+  return scryptSync(token, 'agent-toolbelt/mcp-session', 12).toString('hex');
 }
 
 function digest(token: string): Buffer {

@@ -9,7 +9,15 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ErrorCode,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Readable, Writable } from 'node:stream';
 import type { Tool } from '../authoring/tool.js';
 import {
@@ -21,6 +29,8 @@ import {
 } from '../authoring/permissions.js';
 import type { Registry } from '../registry/registry.js';
 import { resultText } from '../pipeline/result-text.js';
+import { skillCatalogOf } from '../skills/catalog.js';
+import { getSkillPrompt, listSkillPrompts } from '../skills/prompts.js';
 
 /** The host the HTTP transport binds to unless told otherwise: loopback only. */
 export const DEFAULT_MCP_HOST = '127.0.0.1';
@@ -53,13 +63,19 @@ export interface McpServerOptions {
    * call leaves running, so a call that would start a background job is refused.
    */
   stateless?: boolean;
+  /**
+   * Keeps the sessions clients name in `_meta` apart per credential: a named session is then
+   * `mcp-client-<sessionScope>-<name>`, so no client names its way into another credential's
+   * sessions (serveMcp over HTTP with a token gives one derived from the token).
+   */
+  sessionScope?: string;
 }
 
 /** Arguments that start a job outliving the call (bash's `background`); refused on a stateless server. */
 const BACKGROUND_ARGUMENTS = ['background', 'run_in_background'] as const;
 
 /** Options of `serveMcp`. */
-export interface ServeMcpOptions extends Omit<McpServerOptions, 'sessionID'> {
+export interface ServeMcpOptions extends Omit<McpServerOptions, 'sessionID' | 'sessionScope'> {
   transport: 'stdio' | 'http';
   /** HTTP port; 0 (default) picks a free one. */
   port?: number;
@@ -76,9 +92,11 @@ export interface ServeMcpOptions extends Omit<McpServerOptions, 'sessionID'> {
    */
   allowedOrigins?: string[];
   /**
-   * HTTP: no sessions (the SDK's stateless Streamable HTTP mode): every request is served on its
-   * own, so replicas can sit behind any load balancer. Tools that keep session state (the read
-   * tracker behind read-before-edit, todo lists) then see a new session on every call.
+   * HTTP: no MCP sessions (the SDK's stateless Streamable HTTP mode): every request is served on
+   * its own, so replicas can sit behind any load balancer. A call that names no session in `_meta`
+   * gets one stable session per bearer token (derived from it, never the token itself), or one per
+   * namespace on a server without a token, so a stock client's todo lists and pending calls follow
+   * it across calls and replicas sharing a store.
    */
   stateless?: boolean;
   /**
@@ -121,16 +139,17 @@ export function annotationsFor(
 }
 
 /**
- * The `_meta` key a client may name its session with on `tools/call`: a stateless server (where
- * every request is a new connection) and replicas sharing a store then keep that session's state
- * (todo lists, pending calls) across requests and processes.
+ * The `_meta` key a client may name its session with on `tools/call`: the calls naming one session
+ * share its state (todo lists, pending calls) across connections, requests and replicas sharing a
+ * store; without it, a call uses its connection's session (a stateless server's: one per token).
  */
 export const MCP_SESSION_META_KEY = 'agent-toolbelt/session';
 const CLIENT_SESSION = /^[A-Za-z0-9._:@-]{1,128}$/;
 
-function clientSession(meta: Record<string, unknown> | undefined): string | undefined {
+function clientSession(meta: Record<string, unknown> | undefined, scope: string | undefined): string | undefined {
   const named = meta?.[MCP_SESSION_META_KEY];
-  return typeof named === 'string' && CLIENT_SESSION.test(named) ? `mcp-client-${named}` : undefined;
+  if (typeof named !== 'string' || !CLIENT_SESSION.test(named)) return undefined;
+  return scope ? `mcp-client-${scope}-${named}` : `mcp-client-${named}`;
 }
 
 /** A low-level MCP `Server` serving `registry`; connect it to any transport (stdio, HTTP, in-memory). */
@@ -146,6 +165,7 @@ export function createMcpServer(registry: Registry, options: McpServerOptions = 
     { name: options.name ?? 'agent-toolbelt', version: options.version ?? '0.1.0' },
     { capabilities: { tools: {} } },
   );
+  serveSkills(server, registry, initCtx, grant);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const listed = await Promise.all(
@@ -187,7 +207,7 @@ export function createMcpServer(registry: Registry, options: McpServerOptions = 
       if (starts && declared && starts in declared) {
         return errorResult(
           `${name} was not run: ${starts}: true starts a job that outlives this call, and this MCP server is stateless ` +
-            '(every request is a new session), so no later call could read its output or stop it. ' +
+            '(every request is served on its own, by whichever replica answers), so no later call could read its output or stop it. ' +
             `Run it without ${starts} (it then runs until it ends or times out), or use a stateful server (toolbelt mcp without --stateless).`,
         );
       }
@@ -197,7 +217,11 @@ export function createMcpServer(registry: Registry, options: McpServerOptions = 
     const final = await registry.execute(
       name,
       request.params.arguments ?? {},
-      { sessionID: clientSession(request.params._meta) ?? sessionID, messageID: String(extra.requestId), agent: 'mcp' },
+      {
+        sessionID: clientSession(request.params._meta, options.sessionScope) ?? sessionID,
+        messageID: String(extra.requestId),
+        agent: 'mcp',
+      },
       initCtx,
       {
         enabledPermissions: grant,
@@ -244,6 +268,24 @@ export function createMcpServer(registry: Registry, options: McpServerOptions = 
     };
   });
   return server;
+}
+
+/**
+ * Each skill as an MCP prompt (docs/skills.md), when the registry or `initCtx` configures skills and
+ * the grant allows reading: `prompts/list` and `prompts/get`.
+ */
+function serveSkills(server: Server, registry: Registry, initCtx: Tool.InitContext, grant: ReadonlySet<string>): void {
+  const catalog = skillCatalogOf(registry.tenant);
+  if (!catalog.settings(initCtx) || !grant.has('read')) return;
+  server.registerCapabilities({ prompts: {} });
+  server.setRequestHandler(ListPromptsRequestSchema, () => listSkillPrompts(catalog, initCtx));
+  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+    try {
+      return await getSkillPrompt(catalog, initCtx, request.params.name);
+    } catch (err) {
+      throw new McpError(ErrorCode.InvalidParams, (err as Error).message);
+    }
+  });
 }
 
 /** Serves `registry` over stdio (serveMcp in ./index.ts picks the transport). */

@@ -9,14 +9,18 @@
 import type * as OtelApi from '@opentelemetry/api';
 import type { Tool } from '../authoring/tool.js';
 import type { ToolFinalUpdate, ToolUpdate } from './types.js';
+import { cutScrubbed } from '../net/scrub.js';
 
 /** Options of `createRegistry({ telemetry })`. */
 export interface TelemetryOptions {
   /** `false`: no spans at all, and `@opentelemetry/api` is never loaded. Default true. */
   enabled?: boolean;
   /**
-   * Record `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result` (and progress metadata) on
-   * the spans. Off by default: arguments and outputs may hold file contents, commands and secrets.
+   * Record `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result` (and progress metadata, and
+   * the failure's message as the span status) on the spans, cut at MAX_SPAN_CONTENT_CHARS and with
+   * URL credentials masked. Off by default: arguments, outputs and error messages may hold file
+   * contents, commands and secrets; a failed span then says only its `error.type` and a fixed
+   * sentence.
    */
   captureContent?: boolean;
   /** A tracer provider to use instead of the global one (anything with `getTracer`). */
@@ -111,8 +115,14 @@ export class Telemetry {
       return await otel.context.with(otel.trace.setSpan(otel.context.active(), span), fn);
     } catch (err) {
       safely(() => {
-        span.setAttribute('error.type', err instanceof Error && err.name !== 'Error' ? err.name : 'agent_error');
-        span.setStatus({ code: otel.SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+        const type = err instanceof Error && err.name !== 'Error' ? err.name : 'agent_error';
+        span.setAttribute('error.type', type);
+        span.setStatus({
+          code: otel.SpanStatusCode.ERROR,
+          message: this.options.captureContent
+            ? clip(err instanceof Error ? err.message : json(err))
+            : contentFreeStatus('sub-agent run', type),
+        });
       });
       throw err;
     } finally {
@@ -148,8 +158,12 @@ class RecordingCallSpan implements CallSpan {
       const { span, otel } = this;
       if (this.captureContent) span.setAttribute('gen_ai.tool.call.result', clip(final.result.output));
       if (!final.success) {
-        span.setAttribute('error.type', errorType(final.error ?? ''));
-        span.setStatus({ code: otel.SpanStatusCode.ERROR, message: final.error });
+        const type = errorType(final.error ?? '');
+        span.setAttribute('error.type', type);
+        span.setStatus({
+          code: otel.SpanStatusCode.ERROR,
+          message: this.captureContent ? clip(final.error ?? '') : contentFreeStatus('tool call', type),
+        });
       }
       span.end();
     });
@@ -170,16 +184,26 @@ export function errorType(message: string): string {
   return 'tool_error';
 }
 
+/**
+ * A failed span's status when content capture is off: the class of the failure and nothing of the
+ * call's text (a tool's error can quote the file it read: edit's closest candidate, a command's
+ * output).
+ */
+export function contentFreeStatus(what: string, type: string): string {
+  return `The ${what} failed (${type}); its message is recorded only with telemetry: { captureContent: true }.`;
+}
+
 function json(value: unknown): string {
   try {
-    return JSON.stringify(value) ?? String(value);
+    return JSON.stringify(value) ?? typeof value;
   } catch {
-    return String(value);
+    return `[${typeof value} that cannot be shown]`;
   }
 }
 
+/** Content as a span records it: URL credentials masked, then cut at MAX_SPAN_CONTENT_CHARS (the order scrub.ts requires). */
 function clip(text: string): string {
-  return text.length > MAX_SPAN_CONTENT_CHARS ? `${text.slice(0, MAX_SPAN_CONTENT_CHARS)}...` : text;
+  return cutScrubbed(text, MAX_SPAN_CONTENT_CHARS);
 }
 
 function safely(fn: () => void): void {

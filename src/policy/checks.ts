@@ -5,6 +5,7 @@
  * Must not judge checks against rules (evaluate.ts) nor parse shell text itself (tools/bash-parser.ts).
  */
 import type { SandboxPolicyFacts } from '../sandbox/auto-allow.js';
+import type { SkillGrants } from '../skills/allowed-tools.js';
 import path from 'node:path';
 import os from 'node:os';
 import fs from 'node:fs/promises';
@@ -44,6 +45,8 @@ export interface CheckEnvironment {
   toolFacts?: (toolId: string) => ToolFacts | undefined;
   /** The OS sandbox calls under this environment would run in (for `sandbox.autoAllow`). */
   sandbox?: SandboxPolicyFacts;
+  /** The skills each session loaded and their `allowed-tools`, when the registry honours them (src/skills/allowed-tools.ts). */
+  skills?: SkillGrants;
 }
 
 /**

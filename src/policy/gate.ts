@@ -14,6 +14,7 @@ import type { Policy } from './policy.js';
 import type { ApprovalRecords } from './approvals.js';
 import type { LoopGuardOptions, PolicyDecision } from './types.js';
 import type { SandboxPolicyFacts } from '../sandbox/auto-allow.js';
+import type { SkillGrants } from '../skills/allowed-tools.js';
 
 /** The gate's settings, from `createRegistry({ policy, loopGuard })`. */
 export interface GateOptions {
@@ -22,6 +23,8 @@ export interface GateOptions {
   loopGuard?: LoopGuardOptions | false;
   /** The OS sandbox of calls made under an init context (the registry's). */
   sandbox?: (initCtx: Tool.InitContext) => SandboxPolicyFacts;
+  /** The skills' `allowed-tools` for calls made under an init context, when the registry honours them. */
+  skills?: (initCtx: Tool.InitContext) => SkillGrants | undefined;
 }
 
 /** Loop guard + policy for one registry. */
@@ -29,6 +32,7 @@ export class PolicyGate {
   policy?: Policy;
   loopGuard?: LoopGuard;
   private sandbox?: (initCtx: Tool.InitContext) => SandboxPolicyFacts;
+  private skills?: (initCtx: Tool.InitContext) => SkillGrants | undefined;
   /** Read-only repeats let through to see whether anything changed: call id -> its count in a row. */
   private readonly verifying = new Map<string, number>();
 
@@ -45,6 +49,7 @@ export class PolicyGate {
   configure(options: GateOptions): void {
     if ('policy' in options) this.policy = options.policy;
     if (options.sandbox) this.sandbox = options.sandbox;
+    if (options.skills) this.skills = options.skills;
     const guard = options.loopGuard ?? this.policy?.loopGuard ?? {};
     this.loopGuard = guard === false ? undefined : new LoopGuard(guard);
   }
@@ -59,6 +64,8 @@ export class PolicyGate {
     };
     if (initCtx.backend !== undefined) env.backendPaths = true; // paths are the backend's (checks.ts)
     if (this.sandbox) env.sandbox = this.sandbox(initCtx);
+    const skills = this.skills?.(initCtx);
+    if (skills) env.skills = skills;
     return env;
   }
 
@@ -131,7 +138,14 @@ export class PolicyGate {
     if (!policy) return undefined;
     const sessionID = call.ctx?.sessionID ?? 'default';
     const env = this.environment(call.ctx?.extra?.initCtx ?? {});
-    const decision = await policy.decideChecks(call.toolId, urlChecks(call.toolId, url, env), sessionID);
+    const decision = await policy.decideChecks(
+      call.toolId,
+      urlChecks(call.toolId, url, env),
+      sessionID,
+      undefined,
+      undefined,
+      env.skills,
+    );
     if (decision.action === 'allow') return undefined;
     if (decision.action === 'deny') return hopRefusal(decision);
     const req = { toolId: call.toolId, args: call.args, callID: call.callID, sessionID, env, hashArgs: call.rawArgs };

@@ -14,6 +14,7 @@ import { judge, needsEntries, rulesFor, stricter } from './evaluate.js';
 import { explainDecision, refusalMessage } from './messages.js';
 import { parsePolicyText, validatePolicy } from './rules.js';
 import { liftContainedAsks } from '../sandbox/auto-allow.js';
+import { liftSkillAsks } from '../skills/allowed-tools.js';
 import type {
   CheckDecision,
   LoopGuardOptions,
@@ -153,7 +154,7 @@ export class Policy {
     sessionID?: string,
     stored?: ApprovalRecords,
   ): Promise<PolicyDecision> {
-    return this.decideChecks(toolId, await checksOf(toolId, args, env), sessionID, env.sandbox, stored);
+    return this.decideChecks(toolId, await checksOf(toolId, args, env), sessionID, env.sandbox, stored, env.skills);
   }
 
   /** What the rules say about checks already built (a call's, or a redirect hop's from `urlChecks`). */
@@ -163,6 +164,7 @@ export class Policy {
     sessionID?: string,
     sandbox?: CheckEnvironment['sandbox'],
     stored?: ApprovalRecords,
+    skills?: CheckEnvironment['skills'],
   ): Promise<PolicyDecision> {
     const all = [...this.rules, ...this.defaults];
     for (const c of checks) if (needsEntries(c, all)) await readTreeEntries(c.subject!);
@@ -174,8 +176,12 @@ export class Policy {
     const decision: PolicyDecision = { ...worst, toolId, checks: decisions, reason: '' };
     decision.reason = explainDecision(decision);
     // sandbox.autoAllow: asks about what the OS sandbox contains need no answer while it is on.
-    if (decision.action === 'ask' && sandbox?.autoAllow && (await sandbox.enabled()))
-      return liftContainedAsks(decision, (c) => this.askedByPattern(c)) ?? decision;
+    if (decision.action === 'ask' && sandbox?.autoAllow && (await sandbox.enabled())) {
+      const lifted = liftContainedAsks(decision, (c) => this.askedByPattern(c));
+      if (lifted) return lifted;
+    }
+    // skills.honorAllowedTools: asks about tools a skill this session loaded pre-approves.
+    if (decision.action === 'ask' && skills) return liftSkillAsks(decision, skills(sessionID)) ?? decision;
     return decision;
   }
 

@@ -126,6 +126,8 @@ export interface CheckDecision {
 export interface PolicyDecision extends CheckDecision {
   /** Set when the call is allowed without asking because the OS sandbox contains it (`sandbox.autoAllow`). */
   sandbox?: { autoAllowed: true; reason: string };
+  /** Set when the call is allowed without asking because a skill the session loaded lists it in `allowed-tools`. */
+  skill?: { names: string[]; entries: string[] };
   toolId: string;
   /** One sentence: what was decided, for which check, by which rule. */
   reason: string;

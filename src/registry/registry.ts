@@ -44,6 +44,8 @@ import { installSandbox, type SandboxOptions, type SandboxRuntime, type SandboxS
 import type { NamespaceContext, StoreNamespace, ToolStore } from '../store/types.js';
 import { storeScope } from '../store/scope.js';
 import { storedApprovals } from '../policy/approvals.js';
+import { installSkills } from '../skills/catalog.js';
+import type { SkillsOptions } from '../skills/types.js';
 
 /** Default number of tool calls a registry runs at once; more wait in a queue. */
 export const DEFAULT_CONCURRENCY = 8;
@@ -75,6 +77,8 @@ export interface RegistryOptions {
   storeLabel?: string;
   /** OpenTelemetry spans of calls (docs/telemetry.md): on when `@opentelemetry/api` and a provider are there. */
   telemetry?: TelemetryOptions;
+  /** Where the `skill` tool finds Agent Skills, its listing budget, and whether `allowed-tools` count (docs/skills.md). */
+  skills?: SkillsOptions;
 }
 
 /** How a tool is registered; each field overrides what the tool declared in `Tool.define`. */
@@ -259,6 +263,7 @@ export class Registry {
       this.emit({ type: 'sandbox', sandbox, timestamp: Date.now() }),
     );
     this.onDispose(() => this.sandboxRuntime.close());
+    const skills = installSkills(this.tenant, options.skills, (message) => this.warn('skill', message));
     this.gate = new PolicyGate(
       (id) => {
         const entry = this.entries.get(id);
@@ -275,6 +280,7 @@ export class Registry {
             enabled: async () => (await this.sandboxRuntime.status(sandbox)).enabled,
           };
         },
+        skills: (initCtx) => skills.policyGrants(initCtx),
       },
       (ctx) => {
         const scope = storeScope(this.tenant, ctx);

@@ -25,6 +25,7 @@ export const STATE_KINDS = {
   approvals: '~approvals',
   httpCache: '~http-cache',
   undo: '~undo',
+  skills: '~skills',
 } as const;
 export type StateKind = keyof typeof STATE_KINDS;
 

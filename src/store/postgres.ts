@@ -2,12 +2,13 @@
  * `openStore(url)`: a LangGraph PostgresStore opened from a `postgres://` URL for the tools (and the
  * CLI's `--store`), with bounded connect and query times, its tables made once per process (a
  * second process doing the same at once is retried), idle-connection errors kept from crashing
- * the process, and the atomic `claim` PostgresStore lacks (one conditional UPDATE, or an INSERT of
- * a record that must not exist yet, on its own table), registered for the engine too.
+ * the process, and the atomic `claim` PostgresStore lacks (postgres-claim.ts: one conditional
+ * statement on its own table, the same any PostgresStore handed to the tools gets).
  * Must not be imported by the root at load time: `@langchain/langgraph-checkpoint-postgres` and
  * `pg` load on first use.
  */
-import { registerEngineClaim } from './scope.js';
+import { postgresClaim } from './postgres-claim.js';
+import { guardEngineErrors } from './scope.js';
 import type { StoreItem, StoreSearchOptions, ToolStore } from './types.js';
 import { redactSecrets, redactUrl } from './url.js';
 
@@ -46,15 +47,6 @@ interface PgStoreLike {
   setup(): Promise<void>;
   stop(): Promise<void>;
 }
-interface PoolLike {
-  query(text: string, params: unknown[]): Promise<{ rowCount: number | null }>;
-  on(event: 'error', listener: (err: Error) => void): unknown;
-  on(
-    event: 'connect',
-    listener: (client: { on(event: 'error', listener: (err: Error) => void): unknown }) => void,
-  ): unknown;
-}
-
 /**
  * Opens the store at `url` (`postgres://` or `postgresql://`) and makes its tables. Errors are
  * sentences that name the URL without its password.
@@ -92,17 +84,11 @@ export async function openStore(url: string, options: { schema?: string } = {}):
     schema,
     ensureTables: false,
   });
-  const pool = poolOf(engine);
-  // An idle connection the server dropped (restart, network) is reported on the pool; unheard, it
-  // would end the process. The next query reconnects or fails with its own sentence.
-  pool?.on('error', () => undefined);
-  // A connection lost while checked out between two queries (PostgresStore holds one across its
-  // steps) is reported on the connection itself; unheard, that too would end the process.
-  pool?.on('connect', (client) => {
-    client.on('error', () => undefined);
-  });
+  // Idle-connection errors (a server restart) must not end the process: the same guard a
+  // PostgresStore handed over as it is gets on its first call.
+  guardEngineErrors(engine);
   await setupWithRetry(engine, url, label);
-  const table = `"${schema.replace(/"/g, '""')}".store`;
+  const claim = postgresClaim(engine);
   const opened: OpenedStore = {
     engine,
     label,
@@ -111,26 +97,12 @@ export async function openStore(url: string, options: { schema?: string } = {}):
     delete: (ns, key) => engine.delete(ns, key),
     search: (ns, opts) => engine.search(ns, opts),
     async claim(ns, key, field, expected, value) {
-      if (!pool)
+      if (!claim)
         throw new Error('this PostgresStore version keeps its connection pool private, so claims cannot be made');
-      // One statement, so one round trip and one commit: a conditional UPDATE, or for a record that
-      // must not exist yet an INSERT that a concurrent creator's row makes a no-op.
-      const res =
-        expected === null
-          ? await pool.query(
-              `INSERT INTO ${table} (namespace_path, key, value) VALUES ($1, $2, $3::jsonb) ON CONFLICT (namespace_path, key) DO NOTHING`,
-              [ns.join(':'), key, JSON.stringify(value)],
-            )
-          : await pool.query(
-              `UPDATE ${table} SET value = $3::jsonb, updated_at = CURRENT_TIMESTAMP WHERE namespace_path = $1 AND key = $2 AND COALESCE(value->>$4, '') = $5`,
-              [ns.join(':'), key, JSON.stringify(value), field, expected],
-            );
-      return res.rowCount === 1;
+      return claim(ns, key, field, expected, value);
     },
     close: () => engine.stop(),
   };
-  // The engine handed to a graph (compile({ store: opened.engine })) claims with this too.
-  registerEngineClaim(engine, (ns, key, field, expected, value) => opened.claim(ns, key, field, expected, value));
   return opened;
 }
 
@@ -158,14 +130,4 @@ async function setupWithRetry(engine: PgStoreLike, url: string, label: string): 
       await new Promise((r) => setTimeout(r, 50 * attempt));
     }
   }
-}
-
-/**
- * The pool PostgresStore made (its `core.pool`, private in its types): the one place this module
- * reaches past the library's types, to hear idle-connection errors and to run `claim` on the same
- * connections; checked at run time, so a version without it only loses `claim`.
- */
-function poolOf(engine: unknown): PoolLike | undefined {
-  const pool = (engine as { core?: { pool?: unknown } }).core?.pool as PoolLike | undefined;
-  return pool && typeof pool.query === 'function' && typeof pool.on === 'function' ? pool : undefined;
 }

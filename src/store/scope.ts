@@ -2,7 +2,7 @@
  * One call's view of the store: which store (the run's LangGraph store, else the registry's), the
  * resolved namespace, and the record operations the tools share — reads that name a malformed
  * record's key, paged searches that keep only the exact namespace, an atomic claim (the engine's,
- * else an in-process lock), versioned read-modify-writes built on it, and failures turned into one
+ * or any LangGraph PostgresStore's statement, else an in-process lock), versioned read-modify-writes built on it, and failures turned into one
  * sentence without secrets; and the guard that keeps a bare PostgresStore's pool errors from
  * ending the process.
  * Must not know any tool's record shape (each tool validates its own values).
@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { kindNamespace, resolveNamespace, STATE_KINDS, type StateKind } from './namespace.js';
 import type { NamespaceContext, StoreBinding, StoreItem, ToolStore } from './types.js';
+import { postgresClaim } from './postgres-claim.js';
 import { redactSecrets } from './url.js';
 
 /** Records read per page when a tool reads all records of one kind. */
@@ -152,7 +153,8 @@ export class StoreScope {
   /**
    * Sets `value` under `key` only if the record's `field` is `expected` now (a missing field counts
    * as `''`), or with `expected` null only if there is no record yet; true when this call did.
-   * Atomic across processes when the engine has `claim`; otherwise within this process.
+   * Atomic across processes when the engine has `claim` or is a LangGraph PostgresStore (made by
+   * anyone, or wrapped by a graph run); otherwise within this process.
    */
   async claim(
     kind: StateKind,
@@ -325,16 +327,8 @@ function capitalise(s: string): string {
 }
 
 type Claim = NonNullable<ToolStore['claim']>;
-const engineClaims = new WeakMap<object, Claim>();
-
-/**
- * Gives an engine (the LangGraph store `openStore` made) the atomic `claim` made for it, so that
- * the engine handed to a graph (`compile({ store: opened.engine })`) claims atomically as well,
- * though each run hands the tools LangGraph's AsyncBatchedStore around it.
- */
-export function registerEngineClaim(engine: object, claim: Claim): void {
-  engineClaims.set(engine, claim);
-}
+/** Each engine's atomic claim, found once (undefined: the engine has none, so the in-process lock). */
+const engineClaims = new WeakMap<object, Claim | undefined>();
 
 /** The store LangGraph's AsyncBatchedStore (a graph run's store) wraps, else the store itself. */
 function unwrapped(store: object): object {
@@ -344,10 +338,17 @@ function unwrapped(store: object): object {
     : store;
 }
 
-/** The store's own atomic claim, or the one registered for the engine it is or wraps. */
+/**
+ * The store's own atomic claim; else, for a LangGraph PostgresStore (whoever made it, and the one a
+ * graph run wraps in its AsyncBatchedStore), the conditional statement on its own table and pool.
+ */
 function claimOf(store: ToolStore): Claim | undefined {
   if (typeof store.claim === 'function') return store.claim.bind(store);
-  return engineClaims.get(store) ?? engineClaims.get(unwrapped(store));
+  const engine = unwrapped(store);
+  if (engineClaims.has(engine)) return engineClaims.get(engine);
+  const claim = postgresClaim(engine);
+  engineClaims.set(engine, claim);
+  return claim;
 }
 
 const locks = new WeakMap<object, Map<string, Promise<unknown>>>();

@@ -24,6 +24,7 @@ export type {} from './todo/store.js';
 export type {} from './task/task.js';
 export type {} from './memory/store.js';
 export type {} from './web/web-search-config.js';
+export type {} from '../skills/catalog.js';
 
 /** A built-in tool as the registry receives it (what its own file declares). */
 export interface BuiltinTool {
@@ -254,6 +255,13 @@ const ENTRIES: Entry[] = [
     danger: 'safe',
     family: 'web',
     load: async () => (await import('./web/web-search.js')).WebSearchTool,
+  },
+  {
+    id: 'skill',
+    required: ['read'],
+    danger: 'safe',
+    family: 'skill',
+    load: async () => (await import('./skill/skill.js')).SkillTool,
   },
 ];
 

@@ -30,6 +30,11 @@ export class Tenant {
   /** The registry's store and namespace, when it was given one (see src/store/). */
   readonly storeBinding?: StoreBinding;
   private readonly slots = new Map<symbol, unknown>();
+  /**
+   * Folders the file tools may read (never write) besides the workspace, for an init context: the
+   * skills' folders outside it (set by src/skills/catalog.ts, which this module must not import).
+   */
+  readRoots?: (initCtx: Tool.InitContext) => Promise<string[]>;
 
   constructor(options: TenantOptions = {}) {
     this.outputs = new SavedOutputs(options.outputDir);

@@ -125,12 +125,16 @@ export class Workspace {
   static async fromInitContext(initCtx: Tool.InitContext = {}): Promise<Workspace> {
     const cached = contextCache.get(initCtx);
     if (cached) return cached;
-    const created = Workspace.create({
-      root: workspaceRootFor(initCtx),
-      additionalRoots: Array.isArray(initCtx.additionalRoots) ? initCtx.additionalRoots : [],
-      // The tenant's own saved outputs, and no one else's.
-      privateRoot: tenantOf(initCtx).outputs.dir,
-    });
+    const tenant = tenantOf(initCtx);
+    const created = (async () =>
+      Workspace.create({
+        root: workspaceRootFor(initCtx),
+        additionalRoots: Array.isArray(initCtx.additionalRoots) ? initCtx.additionalRoots : [],
+        // The tenant's own saved outputs, and no one else's.
+        privateRoot: tenant.outputs.dir,
+        // Folders other modules let the tools read (skills outside the workspace).
+        readOnlyRoots: (await tenant.readRoots?.(initCtx)) ?? [],
+      }))();
     contextCache.set(initCtx, created);
     created.catch(() => contextCache.delete(initCtx));
     return created;

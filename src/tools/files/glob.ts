@@ -21,6 +21,7 @@ import {
   VCS_DIRS,
   compareNewestFirst,
   rootContaining,
+  entrySkipped,
 } from './search-common.js';
 import { PROGRESS_INTERVAL_MS, throttle } from '../../authoring/progress.js';
 import { saveFullOutput } from '../../pipeline/truncate.js';
@@ -237,7 +238,7 @@ function statResults(
       real = realpathOrSelf(abs);
     }
     // Also what fast-glob returned without a listing (a pattern's static alternatives).
-    if (filter?.skips(abs, false, real)) continue;
+    if (filter && entrySkipped(filter, dir, path.basename(abs), false, real)) continue;
     found.push({ path: plain && cwdShown !== undefined ? cwdShown + r : ws.display(abs), mtime });
   }
   return found;
@@ -362,12 +363,11 @@ function gitignoreAwareReaddir(
     let drop = false;
     let ruleFiles = false;
     let refused: Set<Dirent> | undefined;
-    const dirPrefix = abs.endsWith(path.sep) ? abs : abs + path.sep;
     for (const e of entries) {
       if (neverListed(e)) drop = true;
       else {
         if (e.name.charCodeAt(0) === DOT && isIgnoreFileName(e.name)) ruleFiles = true;
-        if (policy?.skips(dirPrefix + e.name, e.isDirectory())) (refused ??= new Set()).add(e);
+        if (policy && entrySkipped(policy, abs, e.name, e.isDirectory())) (refused ??= new Set()).add(e);
       }
     }
     if (refused) drop = true;

@@ -7,7 +7,7 @@
 import { promises as fs, statSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import ignoreFactory, { type Ignore } from 'ignore';
-import type {} from '../../authoring/tool.js';
+import type { Tool } from '../../authoring/tool.js';
 import { expandBraces } from '../../text/braces.js';
 
 export { expandBraces, MAX_BRACE_EXPANSIONS } from '../../text/braces.js';
@@ -315,4 +315,20 @@ export class MtimeCache {
 export function compareNewestFirst(a: { mtime: number; path: string }, b: { mtime: number; path: string }): number {
   if (a.mtime !== b.mtime) return b.mtime - a.mtime;
   return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
+}
+
+/**
+ * Whether the policy's filter leaves out the entry `name` of the directory `dir` a walk listed:
+ * `skipsIn` when the filter has it (the directory's forms worked out once), else `skips`; a link
+ * whose target is known (`real`) is judged by `skips` with it.
+ */
+export function entrySkipped(
+  filter: Tool.ReadFilter,
+  dir: string,
+  name: string,
+  isDir: boolean,
+  real?: string,
+): boolean {
+  if (real === undefined && filter.skipsIn) return filter.skipsIn(dir, name, isDir);
+  return filter.skips(dir.endsWith(path.sep) ? dir + name : dir + path.sep + name, isDir, real);
 }

@@ -93,15 +93,53 @@ export class StoreNotes {
   async write(requested: string, content: string): Promise<Tool.Result> {
     const shown = notePath(requested);
     const bytes = assertNoteSize(content, shown, 'This write');
-    const before = await this.noteRecords(shown);
-    await this.add(shown, { op: 'write', content });
-    // Everything before this write is superseded by it (the fold starts at the last write anyway).
-    for (const r of before) await this.scope.delete('memory', r.key).catch(() => undefined);
+    const change: NoteOp = { op: 'write', content };
+    let before = await this.noteRecords(shown);
+    const created = !before.length && (await this.create(shown, change));
+    if (!created) {
+      // Another writer created the note since it was read: it is replaced like any existing note.
+      if (!before.length) before = await this.noteRecords(shown);
+      await this.add(shown, change);
+      await this.remove(before);
+    }
     return {
       title: shown,
-      output: `${before.length ? 'Replaced' : 'Created'} memory note ${shown} (${bytes} bytes).`,
-      metadata: { path: shown, created: !before.length, size: bytes, summary: parseSummary(content), truncated: false },
+      output: `${created ? 'Created' : 'Replaced'} memory note ${shown} (${bytes} bytes).`,
+      metadata: { path: shown, created, size: bytes, summary: parseSummary(content), truncated: false },
     };
+  }
+
+  /**
+   * `toolbelt memory import`: puts a file's text in as the note `requested` without losing a
+   * note. A note that is not in the store is created (once, even against a writer creating it at
+   * the same moment); one holding other text is left alone (`skipped`) unless `overwrite`, and then replaced
+   * only if no change landed between reading it and replacing it (else the replacement is taken
+   * back: `changed`). Says when the store's copy last changed, for the caller to report.
+   */
+  async import(requested: string, content: string, overwrite: boolean): Promise<NoteImport> {
+    const shown = notePath(requested);
+    assertNoteSize(content, shown, 'This note');
+    const change: NoteOp = { op: 'write', content };
+    let before = await this.noteItems(shown);
+    if (!before.length) {
+      if (await this.create(shown, change)) return { path: shown, outcome: 'created' };
+      before = await this.noteItems(shown);
+    }
+    const changedAt = lastChange(before);
+    if (this.textOf(before) === content) return { path: shown, outcome: 'unchanged', changedAt };
+    if (!overwrite) return { path: shown, outcome: 'skipped', changedAt };
+    const key = await this.add(shown, change);
+    // A change another writer made after the read above would be hidden by this write unseen:
+    // then the write is taken back and the note left as that writer made it.
+    const seen = new Set(before.map((i) => i.key));
+    const after = await this.noteItems(shown);
+    const mine = after.findIndex((i) => i.key === key);
+    if (after.slice(0, mine).some((i) => !seen.has(i.key))) {
+      await this.scope.delete('memory', key);
+      return { path: shown, outcome: 'changed', changedAt: lastChange(after.filter((i) => i.key !== key)) };
+    }
+    await this.remove(before.map((i) => ({ key: i.key })));
+    return { path: shown, outcome: 'replaced', changedAt };
   }
 
   /** Replaces one exact, unique passage; recorded as a patch, so an append made meanwhile is kept. */
@@ -137,27 +175,51 @@ export class StoreNotes {
   /** Adds an entry (and/or a summary) as its own record. */
   async append(requested: string, entry: string, summary: string | undefined): Promise<Tool.Result> {
     const shown = notePath(requested);
-    const records = await this.noteRecords(shown);
     const change: NoteOp = { op: 'append', entry, ...(summary !== undefined ? { summary } : {}) };
-    const text = apply(fold(records), change);
-    const size = assertNoteSize(text, shown, 'This append');
-    this.assertRoom(shown, records.length);
-    await this.add(shown, change);
+    let records = await this.noteRecords(shown);
+    let text = apply(fold(records), change);
+    let size = assertNoteSize(text, shown, 'This append');
+    const created = !records.length && (await this.create(shown, change));
+    if (!created) {
+      // Another writer created the note since it was read: this entry goes after what it wrote.
+      if (!records.length) {
+        records = await this.noteRecords(shown);
+        text = apply(fold(records), change);
+        size = assertNoteSize(text, shown, 'This append');
+      }
+      this.assertRoom(shown, records.length);
+      await this.add(shown, change);
+    }
     const now = parseSummary(text);
     return {
       title: shown,
       output:
-        `${records.length ? 'Appended to' : 'Created'} ${shown} (${size} bytes now)` +
+        `${created ? 'Created' : 'Appended to'} ${shown} (${size} bytes now)` +
         (summary !== undefined ? `; summary: ${now}` : '') +
         '.',
-      metadata: { path: shown, created: !records.length, size, summary: now, truncated: false },
+      metadata: { path: shown, created, size, summary: now, truncated: false },
     };
   }
 
-  /** Puts one change record under a key no other writer can choose (time, random id, counter). */
-  private add(note: string, change: NoteOp): Promise<void> {
+  /**
+   * Creates a note that has no record yet: its first record goes under the one key every creator
+   * of that note names (`firstKey`), with a claim that only creates, so of two writers creating
+   * one note at once exactly one does (and says "Created"); false when another writer did.
+   */
+  private create(note: string, change: NoteOp): Promise<boolean> {
+    return this.scope.claim('memory', firstKey(note), 'note', null, { v: NOTE_RECORD_VERSION, note, ...change });
+  }
+
+  /** Puts one change record under a key no other writer can choose (time, random id, counter); returns the key. */
+  private async add(note: string, change: NoteOp): Promise<string> {
     const key = `${note}#${Date.now().toString(36).padStart(9, '0')}-${randomUUID()}-${(counter++).toString(36)}`;
-    return this.scope.put('memory', key, { v: NOTE_RECORD_VERSION, note, ...change });
+    await this.scope.put('memory', key, { v: NOTE_RECORD_VERSION, note, ...change });
+    return key;
+  }
+
+  /** Removes records a write superseded (best effort: a leftover is folded away anyway). */
+  private async remove(records: ReadonlyArray<{ key: string }>): Promise<void> {
+    for (const r of records) await this.scope.delete('memory', r.key).catch(() => undefined);
   }
 
   private assertRoom(shown: string, count: number): void {
@@ -177,6 +239,53 @@ export class StoreNotes {
   private async noteRecords(note: string): Promise<NoteRecord[]> {
     return (await this.records({ note })).filter((r) => r.note === note);
   }
+
+  /** The text `items` (one note's records) fold to; undefined when one of them is unreadable. */
+  private textOf(items: readonly StoreItem[]): string | undefined {
+    try {
+      return fold(items.map((item) => this.scope.parsed('memory', item, (v) => parseRecord(item, v))));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The note's raw records, oldest first (with the store's times). */
+  private async noteItems(note: string): Promise<StoreItem[]> {
+    return (await this.scope.all('memory', { note })).filter((i) => i.value?.note === note);
+  }
+}
+
+/** What `StoreNotes.import` did with one note. */
+export interface NoteImport {
+  /** The note's path in the store. */
+  path: string;
+  /**
+   * created: it was not there; unchanged: the store already holds this text; skipped: it holds
+   * another (not overwritten); replaced: overwritten; changed: another writer changed it while it
+   * was being replaced, so it was left as that writer made it.
+   */
+  outcome: 'created' | 'unchanged' | 'skipped' | 'replaced' | 'changed';
+  /** When the store's copy last changed (the newest of its records), when the store says. */
+  changedAt?: Date;
+}
+
+/**
+ * The key of a note's first record: the same for every writer creating that note, so creating it
+ * is a claim that only one can win. `0` before the time sorts it first among equal creation times.
+ */
+function firstKey(note: string): string {
+  return `${note}#000000000-first`;
+}
+
+/** When the newest of `items` was last written, if the store keeps times. */
+function lastChange(items: readonly StoreItem[]): Date | undefined {
+  let last: number | undefined;
+  for (const i of items) {
+    const t = i.updatedAt ?? i.createdAt;
+    const ms = t === undefined ? NaN : new Date(t).getTime();
+    if (Number.isFinite(ms) && (last === undefined || ms > last)) last = ms;
+  }
+  return last === undefined ? undefined : new Date(last);
 }
 
 /** A note path as a store key: relative, `/`-separated, normalised, ending in `.md`, never leaving the root. */

@@ -191,7 +191,9 @@ export type Entry =
 
 /**
  * What is at `p`. A backend says "not found" in its own words, so a failed `readRaw` is followed by a
- * listing: entries under `p` make it a directory, none make it missing.
+ * listing: entries under `p` make it a directory, none make it missing. A file the listing of its
+ * directory shows but `readRaw` cannot read fails with the backend's failure, never as a directory
+ * (guard.ts refuses a listing that names the directory asked about itself).
  */
 export async function entryAt(g: GuardedBackend, p: string, signal: AbortSignal): Promise<Entry> {
   if (p === '/') return { kind: 'dir', entries: (await g.ls(p, signal)).length };
@@ -206,10 +208,18 @@ export async function entryAt(g: GuardedBackend, p: string, signal: AbortSignal)
     if (!(err instanceof BackendError) || err.kind !== 'threw') throw err;
     failure = err;
   }
-  const listed = await g.ls(p, signal);
+  // When readRaw threw, a listing that fails too must not hide why: the read's failure is the sentence.
+  const ls = async (dir: string) => {
+    try {
+      return await g.ls(dir, signal);
+    } catch (err) {
+      throw failure ?? err;
+    }
+  };
+  const listed = await ls(p);
   if (listed.length) return { kind: 'dir', entries: listed.length };
   const name = posix.basename(p);
-  const siblings = await g.ls(posix.dirname(p), signal);
+  const siblings = await ls(posix.dirname(p));
   if (siblings.some((f) => !f.is_dir && !f.path.endsWith('/') && posix.basename(f.path) === name)) {
     // It is there but cannot be read: the backend's own failure, not "missing".
     throw (

@@ -16,6 +16,7 @@ import { sameState, type EntryState } from '../undo-state.js';
 import { type UndoRecord } from '../undo-record.js';
 import { changedSince, fileParameters, refuseLost, turnParameters, undoLastChange, undoLastTurn } from '../undo.js';
 import { backendDomain, backendOf, backendPath, recordSeen, shownPath, trackKey } from './common.js';
+import { describeThrown } from '../../../text/describe.js';
 import { backendNow, restoreOnBackend, type BackendNow } from './history.js';
 
 /** Why undo cannot work on `g` (a method it needs is missing), or undefined. */
@@ -162,7 +163,7 @@ async function rollBack(
   err: unknown,
 ): Promise<string> {
   // The backend's own sentence, without its "nothing more was done" (this answer says what was).
-  const reason = (err instanceof Error ? err.message : String(err))
+  const reason = describeThrown(err)
     .replace(/\s*Nothing more was done; check the backend, or retry\.\s*$/, '')
     .trim();
   const stuck: string[] = [];
