@@ -227,3 +227,7 @@ export {
   LSP_MAX_HOVER_CHARS,
   LSP_STOP_GRACE_MS,
 } from './lsp/config.js';
+export { MAX_PATCH_CHARS, MAX_PATCH_FILES } from './tools/patch/apply-patch.js';
+export { PATCH_WRITE_CONCURRENCY } from './tools/patch/commit.js';
+export { MAX_NEAREST_LINES, MAX_QUOTED_HUNK_LINES } from './tools/patch/locate.js';
+export { MAX_LISTED_PROBLEMS } from './tools/patch/result.js';

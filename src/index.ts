@@ -56,6 +56,7 @@ export {
   type BuiltinTool,
   type BuiltinToolsOptions,
 } from './tools/index.js';
+export { prefersApplyPatch, type EditsMode } from './tools/patch/models.js';
 export {
   webSearchConfigFromEnv,
   type WebSearchConfig,

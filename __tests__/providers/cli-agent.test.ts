@@ -5,15 +5,14 @@
  * retries; a missing provider package or key, or an unknown provider, as one line saying what to do.
  */
 import { describe, it, expect, beforeAll, beforeEach, afterEach } from '@jest/globals';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { CLI, ROOT, ensureDist } from '../support/dist.js';
+import { ROOT, ensureDist } from '../support/dist.js';
 import { describeModelError, loadChatModel } from '../../src/providers/chat-model.js';
 import { tempDir } from '../support/helpers.js';
+import { runCli } from '../support/cli-run.js';
 import { startMockProvider, toolResults, type MockProvider, type ScriptStep } from './mock-server.js';
 import { sentTools, type Api } from './subsets.js';
 
@@ -32,19 +31,7 @@ afterEach(async () => {
 });
 
 /** Runs the built CLI in the workspace with exactly `env` (plus PATH): no key or URL leaks in from the host. */
-function toolbelt(args: string[], env: Record<string, string> = {}) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: ws.dir,
-      env: { PATH: process.env.PATH ?? '', HOME: ws.dir, TMPDIR: os.tmpdir(), ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d));
-    child.stderr.on('data', (d: Buffer) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const toolbelt = (args: string[], env: Record<string, string> = {}) => runCli(ws.dir, args, env);
 
 /** Builds `spec` with the CLI's loader under `env`, makes one call, returns describeModelError's line. */
 async function failedCall(spec: string, env: Record<string, string>, maxRetries: number): Promise<string> {

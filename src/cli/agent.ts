@@ -15,7 +15,8 @@ import {
   loadChatModel,
 } from '../providers/chat-model.js';
 import { MIN_DESCRIPTION_CHARS } from '../registry/description-fit.js';
-import { registerBuiltinTools } from '../tools/index.js';
+import { registerBuiltinTools, useEdits } from '../tools/index.js';
+import { parseEditsMode } from '../tools/patch/models.js';
 import type { Tool } from '../authoring/tool.js';
 
 /** The sub-agent `toolbelt agent` offers through `task`. */
@@ -56,7 +57,9 @@ async function agent(setup: Setup, values: Values, task: string): Promise<number
   const withTask = offerTask(setup, values, model) ?? initCtx;
   // The skill tool is offered when skills are found (command.ts searches the standard places).
   const agentInit = values['no-skills'] ? { ...withTask, skills: false as const } : withTask;
+  if (values.edits !== undefined && !values['no-builtins']) useEdits(registry, parseEdits(values.edits));
   const tools = await registry.tools({
+    model: spec,
     enabledPermissions: grant,
     initCtx: agentInit,
     ...(maxDescriptionChars === undefined ? {} : { maxDescriptionChars }),
@@ -103,6 +106,14 @@ function parseMaxDescriptionChars(value: unknown): number | undefined {
   return Number(value);
 }
 
+function parseEdits(value: unknown) {
+  try {
+    return parseEditsMode(value);
+  } catch (err) {
+    throw new UsageError(`--${(err as Error).message}`);
+  }
+}
+
 function parseMaxRetries(value: unknown): number {
   if (value === undefined) return DEFAULT_MAX_RETRIES;
   if (typeof value !== 'string' || !/^\d+$/.test(value.trim()) || Number(value) > MAX_RETRIES_LIMIT)
@@ -120,9 +131,10 @@ export const agentCommand: Command = {
     'no-task': { type: 'boolean' },
     'no-skills': { type: 'boolean' },
     yes: { type: 'boolean', short: 'y' },
+    edits: { type: 'string' },
   },
   positionals: [1, 1],
   usage:
-    'toolbelt agent "<task>" --model provider:model [--max-retries N] [--max-description-chars N] [--no-task] [--no-skills] [--yes] [--permissions LIST] [--workspace DIR]',
+    'toolbelt agent "<task>" --model provider:model [--max-retries N] [--max-description-chars N] [--no-task] [--no-skills] [--edits auto|patch|replace|both] [--yes] [--permissions LIST] [--workspace DIR]',
   run: (setup, values, positionals) => agent(setup, values, positionals[0]),
 };

@@ -186,7 +186,10 @@ export async function makeRegistry(values: Values, ownsPolicy = false): Promise<
   if (!values['no-builtins'])
     registerBuiltinTools(
       registry,
-      builtinTools.filter((t) => t.info.id !== 'task' && !t.unregisteredReason?.()).map((t) => t.info.id),
+      // apply_patch joins with --edits (agent.ts), as registerBuiltinTools' `edits` option adds it.
+      builtinTools
+        .filter((t) => !['task', 'apply_patch'].includes(t.info.id) && !t.unregisteredReason?.())
+        .map((t) => t.info.id),
     );
   for (const file of (values.tools as string[] | undefined) ?? []) await loadToolsModule(registry, file);
   if (values['mcp-config'] !== undefined) {

@@ -21,6 +21,7 @@ import type { ShellCommand } from '../tools/bash/parser.js';
 import type { DangerLevel, PolicyCheck, PolicySubject } from './types.js';
 import { RISKY_VARIABLES } from '../tools/bash/danger-tables.js';
 import { fileArguments } from './bash-files.js';
+import { patchFiles } from '../tools/patch/parse.js';
 
 /** What the policy needs to know about the tool being called. */
 export interface ToolFacts {
@@ -71,6 +72,7 @@ export async function checksOf(toolId: string, rawArgs: unknown, env: CheckEnvir
     const subject = urlSubject(args.url);
     return [{ tool: toolId, permissions, danger, subject, label: `${toolId} of ${subject.value}` }];
   }
+  if (toolId === 'apply_patch' && typeof args.input === 'string') return patchChecks(args.input, permissions, env);
   const server = mcpServer(toolId);
   if (server)
     return [
@@ -90,6 +92,26 @@ export async function checksOf(toolId: string, rawArgs: unknown, env: CheckEnvir
     );
   }
   return [{ tool: toolId, permissions, danger, label: `${toolId} call` }];
+}
+
+/**
+ * apply_patch's checks: one per file, judged also as the tool that would make that change (`as`), so
+ * rules naming write, delete or move apply. A patch that does not parse is one check (the tool refuses it).
+ */
+async function patchChecks(
+  input: string,
+  permissions: ToolPermission[],
+  env: CheckEnvironment,
+): Promise<PolicyCheck[]> {
+  const files = patchFiles(input) ?? [];
+  if (!files.length) return [{ tool: 'apply_patch', permissions, danger: 'moderate', label: 'apply_patch call' }];
+  return Promise.all(
+    files.map(async ({ as, path: given }) => {
+      const subject = await pathSubject(given, '.', env);
+      const danger: DangerLevel = as === 'delete' ? 'dangerous' : 'moderate';
+      return { tool: 'apply_patch', as, permissions, danger, subject, label: `apply_patch ${as} of ${subject.value}` };
+    }),
+  );
 }
 
 /** The check of a URL a call reaches besides its arguments' (a redirect hop), judged like webfetch's URL. */

@@ -117,7 +117,8 @@ function aboutCommandsOf(r: PolicyRule, check: PolicyCheck): boolean {
 
 /** Whether every selector the rule names matches the check. */
 function ruleMatches(rule: PolicyRule, check: PolicyCheck, ignoreSubject = false): boolean {
-  if (rule.tool !== undefined && !matchText(rule.tool, check.tool)) return false;
+  if (rule.tool !== undefined && !matchText(rule.tool, check.tool) && !(check.as && matchText(rule.tool, check.as)))
+    return false;
   if (rule.permission !== undefined && !check.permissions.includes(rule.permission)) return false;
   if (rule.danger !== undefined) {
     // Deny/ask reach up (dangerous is at least moderate); allow reaches down (safe is at most moderate).

@@ -88,6 +88,11 @@ export interface PolicySubject {
 /** One thing a call does that the policy judges: a tool call has one; a bash line one per command and file redirection. */
 export interface PolicyCheck {
   tool: string;
+  /**
+   * The tool this check is also judged as, so rules naming it apply: apply_patch's file checks are
+   * `write`, `delete` or `move`.
+   */
+  as?: string;
   permissions: ToolPermission[];
   danger: DangerLevel;
   subject?: PolicySubject;

@@ -125,6 +125,11 @@ export interface ToolsOptions {
   ids?: string[];
   /** Only tools whose required permissions are all granted. */
   enabledPermissions?: PermissionGrant;
+  /**
+   * The model that will call these tools (`openai:gpt-5`, `claude-sonnet-4-5`): with
+   * `registerBuiltinTools(registry, { edits: 'auto' })` it decides between apply_patch and edit + write.
+   */
+  model?: string;
   initCtx?: Tool.InitContext;
   createContext?: CreateContext;
   /** Receives every progress and final update of the calls these tools make. */
@@ -203,6 +208,8 @@ export class Registry {
   private setCache = new WeakMap<Tool.ToolSet, WeakMap<Tool.InitContext, Map<string, Promise<Tool.Initialized>>>>();
   /** The tool set of each permission grant `execute` was given (at most one per subset of the permissions). */
   private readonly grantSets = new Map<string, Tool.ToolSet>();
+  /** Which tools `tools({ model })` offers a model (`offerByModel`); none: every selected tool. */
+  private modelOffer: ((id: string, model: string | undefined) => boolean) | undefined;
   private readonly semaphore: Semaphore;
   private defaultTimeoutMs: number;
   private readonly truncateOptions: TruncateOptions;
@@ -292,6 +299,15 @@ export class Registry {
     this.gate.configure({ policy, loopGuard });
     // tool_search's listing leaves out what the policy denies: list again under the new one.
     this.clearInitCaches();
+  }
+
+  /**
+   * Offers tool `id` to a model only when `offer(id, model)` says so: `tools({ model })` and
+   * `unavailable` leave the others out (`model` is undefined when the caller names none).
+   * registerBuiltinTools' `edits: 'auto'` sets one (apply_patch or edit + write, by model).
+   */
+  offerByModel(offer: ((id: string, model: string | undefined) => boolean) | undefined): void {
+    this.modelOffer = offer;
   }
 
   /** Where the policy resolves paths for calls made under `initCtx` (for `policyMiddleware`'s `env`). */
@@ -498,7 +514,7 @@ export class Registry {
    */
   async unavailable(
     initCtx: Tool.InitContext = DEFAULT_INIT_CTX,
-    options: Pick<ToolsOptions, 'ids' | 'enabledPermissions'> = {},
+    options: Pick<ToolsOptions, 'ids' | 'enabledPermissions' | 'model'> = {},
   ): Promise<UnavailableTool[]> {
     const selected = this.selectIds(options);
     const toolSet = this.toolSet(options);
@@ -693,6 +709,8 @@ export class Registry {
       const allowed = new Set(this.enabled(options.enabledPermissions));
       ids = ids.filter((id) => allowed.has(id));
     }
+    const offer = this.modelOffer;
+    if (offer) ids = ids.filter((id) => offer(id, options.model));
     return ids;
   }
 

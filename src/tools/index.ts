@@ -11,6 +11,7 @@ import type { ToolPermission, ToolPermissions } from '../authoring/permissions.j
 import type { Registry } from '../registry/registry.js';
 import { descriptionBeside } from '../authoring/description.js';
 import { webSearchUnregisteredReason } from './web/web-search-config.js';
+import { EDIT_TOOL_IDS, offersEditTool, parseEditsMode, type EditsMode } from './patch/models.js';
 import { deferTools, type DeferSpec } from '../mcp/deferred.js';
 // The tool files that declare typed init options on Tool.InitContext. Type-only re-exports keep
 // their declarations in the published .d.ts without loading the modules at run time.
@@ -75,6 +76,14 @@ const ENTRIES: Entry[] = [
     family: 'files',
     load: async () => (await import('./files/edit.js')).EditTool,
     onBackend: async () => (await import('./files/backend/edit.js')).BackendEditTool,
+  },
+  {
+    id: 'apply_patch',
+    required: ['write'],
+    danger: 'moderate',
+    family: 'patch',
+    load: async () => (await import('./patch/apply-patch.js')).ApplyPatchTool,
+    onBackend: async () => (await import('./files/backend/apply-patch.js')).BackendApplyPatchTool,
   },
   {
     id: 'move',
@@ -304,7 +313,7 @@ async function notOnBackend(entry: Entry): Promise<Tool.Initialized> {
 }
 
 /** The tools that record changes for undo (src/tools/files/undo-log.ts). */
-const RECORDS_UNDO = new Set(['write', 'edit', 'move', 'delete']);
+const RECORDS_UNDO = new Set(['write', 'edit', 'move', 'delete', 'apply_patch']);
 
 /**
  * `tool` (one that records changes for undo) answering only once its undo records are saved in the
@@ -396,6 +405,12 @@ export interface BuiltinToolsOptions {
   defer?: DeferSpec;
   /** The 'auto' budget, in characters of definitions (default DEFER_AUTO_BUDGET_CHARS). */
   deferBudgetChars?: number;
+  /**
+   * The edit tools (docs/tools/apply_patch.md): `replace` (default) edit + write; `patch` apply_patch
+   * instead; `both`; `auto` apply_patch for OpenAI GPT-4.1+/GPT-5/o-series/Codex models and edit +
+   * write for the rest, decided by `tools({ model })`.
+   */
+  edits?: EditsMode;
 }
 
 /**
@@ -406,9 +421,15 @@ export interface BuiltinToolsOptions {
 export function registerBuiltinTools(registry: Registry, onlyOrOptions?: string[] | BuiltinToolsOptions): Registry {
   const options: BuiltinToolsOptions = Array.isArray(onlyOrOptions) ? { only: onlyOrOptions } : (onlyOrOptions ?? {});
   const { only } = options;
+  const edits = options.edits === undefined ? 'replace' : parseEditsMode(options.edits);
   const registered: string[] = [];
   for (const tool of builtinTools) {
-    if (only ? !only.includes(tool.info.id) : tool.unregisteredReason?.()) continue;
+    const id = tool.info.id;
+    if (only) {
+      if (!only.includes(id)) continue;
+    } else if (EDIT_TOOL_IDS.includes(id)) {
+      if (!editsRegister(edits, id)) continue;
+    } else if (tool.unregisteredReason?.()) continue;
     registry.register(tool.info, { replace: true });
     registered.push(tool.info.id);
   }
@@ -420,5 +441,17 @@ export function registerBuiltinTools(registry: Registry, onlyOrOptions?: string[
     );
     deferTools(registry, 'auto', { budgetChars: options.deferBudgetChars, candidates });
   } else if (options.defer?.length) deferTools(registry, options.defer);
+  // An explicit choice also filters what `tools({ model })` offers: `only` may have registered all three.
+  if (options.edits !== undefined) registry.offerByModel((id, model) => offersEditTool(edits, id, model));
   return registry;
+}
+
+/** Registers apply_patch, edit and write, offered as `edits` chooses (by model under `auto`): `toolbelt agent --edits`. */
+export function useEdits(registry: Registry, edits: EditsMode): Registry {
+  return registerBuiltinTools(registry, { only: [...EDIT_TOOL_IDS], edits });
+}
+
+/** Whether `edits` registers the edit tool `id` (under `auto` all three are, and the model chooses). */
+function editsRegister(edits: EditsMode, id: string): boolean {
+  return edits === 'auto' || offersEditTool(edits, id, undefined);
 }

@@ -380,6 +380,14 @@ export async function withFileLock<T>(realPath: string, fn: () => Promise<T>): P
   }
 }
 
+/**
+ * Runs `fn` holding the locks of every path in `paths` (real paths), taken in sorted order so two
+ * callers locking overlapping sets cannot wait on each other (undo, apply_patch).
+ */
+export function withFileLocks<T>(paths: readonly string[], fn: () => Promise<T>): Promise<T> {
+  return [...new Set(paths)].sort().reduceRight<() => Promise<T>>((inner, p) => () => withFileLock(p, inner), fn)();
+}
+
 /** How many files currently have a lock held or queued (for tests and diagnostics). */
 export function activeFileLocks(): number {
   return lockTails.size;

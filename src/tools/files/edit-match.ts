@@ -336,8 +336,13 @@ const UNICODE_FOLD: Record<string, string> = {
   '\u202F': ' ',
   '\u2002': ' ',
   '\u2003': ' ',
+  '\u2004': ' ',
+  '\u2005': ' ',
+  '\u2006': ' ',
+  '\u2008': ' ',
   '\u2009': ' ',
   '\u200A': ' ',
+  '\u205F': ' ',
   '\u3000': ' ',
   '\u2018': "'",
   '\u2019': "'",
@@ -354,12 +359,13 @@ const UNICODE_FOLD: Record<string, string> = {
   '\u2012': '-',
   '\u2013': '-',
   '\u2014': '-',
+  '\u2015': '-',
   '\u2212': '-',
 };
 const UNICODE_FOLD_RE = new RegExp(`[${Object.keys(UNICODE_FOLD).join('')}]`, 'g');
 
 /** NBSP and other odd spaces to a space, smart quotes to ASCII quotes, dashes to `-` (one char to one). */
-function foldUnicode(s: string): string {
+export function foldUnicode(s: string): string {
   return s.replace(UNICODE_FOLD_RE, (c) => UNICODE_FOLD[c]);
 }
 

@@ -10,7 +10,7 @@ import { Tool } from '../../authoring/tool.js';
 import { descriptionBeside } from '../../authoring/description.js';
 import { tenantOf } from '../../workspace/tenant.js';
 import type { ReadTracker } from '../../workspace/read-tracker.js';
-import { Workspace, withFileLock } from '../../workspace/workspace.js';
+import { Workspace, withFileLocks } from '../../workspace/workspace.js';
 import type { Tenant } from '../../workspace/tenant.js';
 import {
   MAX_UNDO_RECORDS,
@@ -256,9 +256,4 @@ async function undoOne(r: UndoRecord): Promise<string> {
     );
   }
   return `${parts.join('; ')}.`;
-}
-
-/** Runs `fn` holding the locks of every path, taken in sorted order so two undos cannot wait on each other. */
-function withFileLocks<T>(paths: string[], fn: () => Promise<T>): Promise<T> {
-  return paths.reduceRight<() => Promise<T>>((inner, p) => () => withFileLock(p, inner), fn)();
 }
