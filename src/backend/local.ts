@@ -12,6 +12,7 @@
  * Over 400 lines: one class implementing the whole protocol; each method is short and they share
  * the workspace, the read tracker and the answer caps.
  */
+import { WORKSPACE_ROOT } from './workspace-root.js';
 import { promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -112,6 +113,11 @@ export class WorkspaceBackend implements SandboxBackendProtocolV2 {
 
   /** The directory `/` stands for on this host (the lsp tool starts its servers there). */
   get workspaceRoot(): string {
+    return this.ws.root;
+  }
+
+  /** The same, under the symbol tools read it by (workspace-root.ts). */
+  get [WORKSPACE_ROOT](): string {
     return this.ws.root;
   }
 

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { Tool } from '../../authoring/tool.js';
 import { descriptionBeside } from '../../authoring/description.js';
-import { WorkspaceBackend } from '../../backend/local.js';
+import { hostWorkspaceRoot } from '../../backend/workspace-root.js';
 import { backendOf } from '../files/backend/common.js';
 import { LspTool, lspParameters } from './lsp.js';
 
@@ -20,12 +20,12 @@ export const BackendLspTool = Tool.define(
     danger: 'safe',
   },
   async (initCtx) => {
-    const backend = initCtx.backend;
-    if (backend instanceof WorkspaceBackend) {
+    const root = hostWorkspaceRoot(initCtx.backend);
+    if (root !== undefined) {
       const local = await LspTool.init({
         ...initCtx,
         backend: undefined,
-        workspaceRoot: backend.workspaceRoot,
+        workspaceRoot: root,
         additionalRoots: [],
       });
       return {
