@@ -169,3 +169,4 @@ export {
   type SandboxExecuteResponse,
 } from './sandbox/executor.js';
 export { type BatchCall } from './registry/batch.js';
+export { OptionsError, type OptionProblem } from './schema/options.js';

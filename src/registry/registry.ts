@@ -44,6 +44,8 @@ import { installSandbox, type SandboxOptions, type SandboxRuntime, type SandboxS
 import type { NamespaceContext, StoreNamespace, ToolStore } from '../store/types.js';
 import { storeScope } from '../store/scope.js';
 import { storedApprovals } from '../policy/approvals.js';
+import { checkOptions } from '../schema/options.js';
+import { executeOptionsSchema, initContextSchema, registryOptionsSchema, toolsOptionsSchema } from './options.js';
 
 /** Default number of tool calls a registry runs at once; more wait in a queue. */
 export const DEFAULT_CONCURRENCY = 8;
@@ -212,6 +214,7 @@ export class Registry {
   readonly telemetry: Telemetry;
 
   constructor(options: RegistryOptions = {}) {
+    checkOptions(registryOptionsSchema, options);
     this.semaphore = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
     this.defaultTimeoutMs = validTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.tenant = Tenant.forRegistry({
@@ -442,6 +445,7 @@ export class Registry {
    * sub-agents) is left out; `unavailable()` says which and why.
    */
   async tools(options: ToolsOptions = {}): Promise<StructuredToolInterface[]> {
+    checkOptions(toolsOptionsSchema, options);
     const initCtx = options.initCtx ?? DEFAULT_INIT_CTX;
     for (const source of this.ownedSources) await source.prepare?.(initCtx);
     const selected = this.selectIds(options);
@@ -538,6 +542,8 @@ export class Registry {
     initCtx: Tool.InitContext | undefined,
     options: ExecuteOptions,
   ): Promise<ToolFinalUpdate> {
+    checkOptions(executeOptionsSchema, options);
+    checkOptions(initContextSchema, initCtx);
     const refusal = this.whyRefused(id, options.enabledPermissions);
     let tool: Tool.Initialized | undefined;
     let initError: string | undefined;

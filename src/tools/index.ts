@@ -12,6 +12,8 @@ import type { Registry } from '../registry/registry.js';
 import { descriptionBeside } from '../authoring/description.js';
 import { webSearchUnregisteredReason } from './web/web-search-config.js';
 import { deferTools, type DeferSpec } from '../mcp/deferred.js';
+import { checkOptions } from '../schema/options.js';
+import { builtinToolsOptionsSchema } from './builtin-options.js';
 // The tool files that declare typed init options on Tool.InitContext. Type-only re-exports keep
 // their declarations in the published .d.ts without loading the modules at run time.
 export type {} from '../net/ssrf.js';
@@ -388,6 +390,7 @@ export interface BuiltinToolsOptions {
  */
 export function registerBuiltinTools(registry: Registry, onlyOrOptions?: string[] | BuiltinToolsOptions): Registry {
   const options: BuiltinToolsOptions = Array.isArray(onlyOrOptions) ? { only: onlyOrOptions } : (onlyOrOptions ?? {});
+  checkOptions(builtinToolsOptionsSchema, options);
   const { only } = options;
   const registered: string[] = [];
   for (const tool of builtinTools) {
