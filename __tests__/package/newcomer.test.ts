@@ -130,7 +130,8 @@ describe('a newcomer in a CommonJS project (npm init -y writes "type": "commonjs
   let cjs: string;
   beforeAll(async () => {
     cjs = await makeUserProject(tarball, ['@langchain/openai', 'typescript', '@types/node'], 'commonjs');
-    writeFileSync(path.join(cjs, 'retry.js'), 'exports.retry = async () => {};\n');
+    mkdirSync(path.join(cjs, 'lib'));
+    writeFileSync(path.join(cjs, 'lib', 'retry.js'), 'exports.retry = async () => {};\n');
   }, 180_000);
   afterAll(() => rmSync(cjs, { recursive: true, force: true }));
 
@@ -144,13 +145,13 @@ registerBuiltinTools(createRegistry())
   .tools({ enabledPermissions: ['read'], initCtx: { workspaceRoot: __dirname } })
   .then(async (tools) => {
     const grep = tools.find((t) => t.name === 'grep');
-    console.log(await grep.invoke({ pattern: 'retry', include: '*.js' }));
+    console.log(await grep.invoke({ pattern: 'retry', path: 'lib' }));
   });
 `,
     );
     const { stdout, stderr } = await run(process.execPath, ['main.js'], { cwd: cjs, env: env() });
     expect(stdout).toContain(entries.map((e) => `${e} true`).join('\n'));
-    expect(stdout).toMatch(/Found 1 match in 1 file\.\s+retry\.js:\s+1: exports\.retry/);
+    expect(stdout).toMatch(/Found 1 match in 1 file\.\s+lib\/retry\.js:\s+1: exports\.retry/);
     expect(stderr).toBe('');
   }, 60_000);
 
