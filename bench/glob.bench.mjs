@@ -12,7 +12,8 @@ const tree = path.resolve(process.env.BENCH_TREE ?? path.join(here, '..', 'node_
 const RUNS = Number(process.env.BENCH_RUNS ?? 9);
 const PATTERN = process.env.BENCH_PATTERN ?? '**/*.ts';
 
-const tool = await GlobTool.init({ workspaceRoot: tree });
+// searchIgnored: the whole tree (node_modules inside node_modules, dist, ...), as the raw fast-glob baseline walks it.
+const tool = await GlobTool.init({ workspaceRoot: tree, searchIgnored: true });
 const ours = () => tool.execute({ pattern: PATTERN }, benchCtx());
 const baseline = () => fg(PATTERN, { cwd: tree, dot: true, onlyFiles: true, followSymbolicLinks: false });
 const r = await ours();

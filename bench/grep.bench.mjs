@@ -30,7 +30,7 @@ function run(cmd, args, cwd) {
 console.log(`tree: ${tree}, pattern: ${JSON.stringify(PATTERN)}, runs: ${RUNS}`);
 const rg = await findExecutable('rg');
 if (rg) {
-  const tool = await GrepTool.init({ workspaceRoot: tree, grepBackend: 'rg' });
+  const tool = await GrepTool.init({ workspaceRoot: tree, grepBackend: 'rg', searchIgnored: true });
   const res = await tool.execute({ pattern: PATTERN }, benchCtx());
   console.log(`rg backend: ${res.metadata.matches} matches in ${res.metadata.files} files`);
   await compare(
@@ -43,7 +43,7 @@ if (rg) {
 } else {
   console.log('rg not on PATH: ripgrep comparison skipped');
 }
-const js = await GrepTool.init({ workspaceRoot: tree, grepBackend: 'js' });
+const js = await GrepTool.init({ workspaceRoot: tree, grepBackend: 'js', searchIgnored: true });
 const res = await js.execute({ pattern: PATTERN }, benchCtx());
 console.log(`js backend: ${res.metadata.matches} matches in ${res.metadata.files} files`);
 await compare(
@@ -93,7 +93,7 @@ await compare(
   RUNS,
 );
 if (rg) {
-  const rgTool = await GrepTool.init({ workspaceRoot: tree, grepBackend: 'rg' });
+  const rgTool = await GrepTool.init({ workspaceRoot: tree, grepBackend: 'rg', searchIgnored: true });
   await compare(
     'grep tool (rg) with the default policy read filter vs without',
     1.3,

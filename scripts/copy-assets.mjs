@@ -1,8 +1,10 @@
 // Copies the built-in tools' .txt descriptions (and plain-JS worker scripts, .mjs) next to their compiled modules, so that
 // `dist/tools/<name>.js` finds `dist/tools/<name>.txt` exactly as `src/tools/<name>.ts` does;
-// then removes built files whose source is gone (a renamed or split module), so they are never packed.
+// then removes built files whose source is gone (a renamed or split module), so they are never packed;
+// then writes the CommonJS copies of the type declarations (scripts/cjs-types.mjs).
 import { cpSync, readdirSync, mkdirSync, chmodSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { CJS_TYPES_DIR, writeCjsTypes } from './cjs-types.mjs';
 
 function copyTxt(from, to) {
   if (!existsSync(from)) return;
@@ -17,6 +19,7 @@ function pruneStale(dir) {
   if (!existsSync(dir)) return;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, entry.name);
+    if (p === join('dist', CJS_TYPES_DIR)) continue; // rewritten whole by writeCjsTypes
     if (entry.isDirectory()) {
       pruneStale(p);
       continue;
@@ -28,4 +31,5 @@ function pruneStale(dir) {
 
 copyTxt('src', 'dist');
 pruneStale('dist');
+writeCjsTypes();
 if (existsSync('dist/cli.js')) chmodSync('dist/cli.js', 0o755);

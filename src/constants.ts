@@ -59,6 +59,7 @@ export { PROGRESS_INTERVAL_MS } from './authoring/progress.js';
 export { MAX_MATCHES, MAX_CONTEXT_LINES } from './tools/grep/grep.js';
 export { MAX_LINE_LENGTH as GREP_MAX_LINE_LENGTH, GREP_LINE_CUT_MARKER } from './tools/grep/results.js';
 export { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, LIST_DEFAULT_IGNORES } from './tools/files/list.js';
+export { DEFAULT_IGNORES } from './tools/files/search-common.js';
 export { MAX_BACKEND_FILE_CHARS, MAX_BACKEND_ENTRIES, MAX_BACKEND_OUTPUT_CHARS } from './backend/guard.js';
 export { BACKEND_READ_DEFAULT_LIMIT } from './backend/local.js';
 export { MAX_BACKEND_MOVE_FILES } from './tools/files/backend/move.js';

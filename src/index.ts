@@ -175,3 +175,4 @@ export type { Skill, SkillMeta, SkillProblem, SkillsOptions, SkillSourceKind, Lo
 export type { ImportResult as SkillImportResult } from './skills/store.js';
 export type { SkillGrant, SkillGrants } from './skills/allowed-tools.js';
 export type { LspOptions, LspServerConfig } from './lsp/config.js';
+export { OptionsError, type OptionProblem } from './schema/options.js';

@@ -15,7 +15,7 @@ const UPDATE = 'UPDATE_API_REPORT=1 npx jest __tests__/package/api-report.test.t
 /** The source file of each public entry: `agent-toolbelt` -> src/index.ts, `agent-toolbelt/rest` -> src/rest/index.ts, ... */
 function entries(): Array<{ spec: string; file: string }> {
   const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
-    exports: Record<string, string | { import: string }>;
+    exports: Record<string, string | { import: { default: string } }>;
   };
   return Object.entries(pkg.exports)
     .filter(([, target]) => typeof target === 'object')
@@ -23,7 +23,9 @@ function entries(): Array<{ spec: string; file: string }> {
       spec: key === '.' ? 'agent-toolbelt' : `agent-toolbelt/${key.slice(2)}`,
       file: path.join(
         ROOT,
-        (target as { import: string }).import.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts'),
+        (target as { import: { default: string } }).import.default
+          .replace(/^\.\/dist\//, 'src/')
+          .replace(/\.js$/, '.ts'),
       ),
     }));
 }

@@ -73,7 +73,7 @@ describe('import cost', () => {
       ours.filter(
         (m) =>
           m.startsWith('tools/') &&
-          !/^tools\/(index|bash\/(danger.*|parser|unwrap|words)|patch\/(models|parse)|memory\/store|todo\/store|web\/web-search-config)\.js$/.test(
+          !/^tools\/(index|builtin-options|bash\/(danger.*|parser|shell-command|unwrap|words)|patch\/(models|parse)|memory\/store|todo\/store|web\/web-search-config)\.js$/.test(
             m,
           ),
       ),

@@ -13,19 +13,21 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ROOT } from '../support/dist.js';
 import { extractBlocks } from '../support/doc-blocks.js';
-import { makeUserProject, packPackage } from '../support/user-project.js';
+import { makeUserProject, packPackage, repoPackage } from '../support/user-project.js';
 import { runInPty } from '../support/pty.js';
 
 const run = promisify(execFile);
 const readme = extractBlocks('README.md', readFileSync(path.join(ROOT, 'README.md'), 'utf8'));
 let tmp: string;
 let project: string;
+let tarball: string;
 
 beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'toolbelt-newcomer-'));
-  const packed = await packPackage(tmp);
-  // What `npm install ./agent-toolbelt-<v>.tgz @langchain/core langchain zod @langchain/openai` leaves.
-  project = await makeUserProject(packed.tarball, ['@langchain/openai']);
+  tarball = (await packPackage(tmp)).tarball;
+  // What `npm install ./agent-toolbelt-<v>.tgz @langchain/core langchain zod @langchain/openai` leaves
+  // (with TypeScript, for the projects that type-check).
+  project = await makeUserProject(tarball, ['@langchain/openai', 'typescript', '@types/node']);
   mkdirSync(path.join(project, 'src'));
   writeFileSync(path.join(project, 'src', 'retry.ts'), 'export async function retry() {}\n');
 }, 180_000);
@@ -98,4 +100,83 @@ describe('a newcomer following the README', () => {
     expect(code).toBe(0);
     expect(screen).toContain('1: API_TOKEN=newcomer-secret');
   }, 60_000);
+});
+
+/** The README's createAgent example as a module body: its imports, then the rest inside `main()` when `wrap` (CommonJS has no top-level await). */
+function readmeAgentExample(wrap: boolean): string {
+  const body = readme.find((b) => b.kind === 'code' && b.body.includes("model: 'openai:"))!.body;
+  if (!wrap) return body;
+  const lines = body.split('\n');
+  const imports = lines.filter((l) => l.startsWith('import '));
+  const rest = lines.filter((l) => !l.startsWith('import '));
+  return `${imports.join('\n')}\n\nexport async function main(): Promise<void> {\n${rest.join('\n')}\n}\n`;
+}
+
+/** `tsc` with the settings a strict user has (module nodenext, declarations of libraries checked too) on `file`. */
+async function typecheck(dir: string, file: string): Promise<{ code: number; output: string }> {
+  writeFileSync(
+    path.join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        target: 'es2022',
+        strict: true,
+        noEmit: true,
+        skipLibCheck: false,
+        types: ['node'],
+      },
+      files: [file],
+    }),
+  );
+  const tsc = path.join(dir, 'node_modules', 'typescript', 'bin', 'tsc');
+  try {
+    await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: dir, env: env() });
+    return { code: 0, output: '' };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, output: e.stdout + e.stderr };
+  }
+}
+
+describe('a newcomer in a CommonJS project (npm init -y writes "type": "commonjs")', () => {
+  let cjs: string;
+  beforeAll(async () => {
+    cjs = await makeUserProject(tarball, ['@langchain/openai', 'typescript', '@types/node'], 'commonjs');
+    mkdirSync(path.join(cjs, 'lib'));
+    writeFileSync(path.join(cjs, 'lib', 'retry.js'), 'exports.retry = async () => {};\n');
+  }, 180_000);
+  afterAll(() => rmSync(cjs, { recursive: true, force: true }));
+
+  it("require('agent-toolbelt') and each entry of its exports load, and the tools run", async () => {
+    const entries = Object.keys(repoPackage().exports).filter((e) => e !== './package.json');
+    writeFileSync(
+      path.join(cjs, 'main.js'),
+      `const { createRegistry, registerBuiltinTools } = require('agent-toolbelt');
+for (const e of ${JSON.stringify(entries)}) console.log(e, Object.keys(require('agent-toolbelt' + e.slice(1))).length > 0);
+registerBuiltinTools(createRegistry())
+  .tools({ enabledPermissions: ['read'], initCtx: { workspaceRoot: __dirname } })
+  .then(async (tools) => {
+    const grep = tools.find((t) => t.name === 'grep');
+    console.log(await grep.invoke({ pattern: 'retry', path: 'lib' }));
+  });
+`,
+    );
+    const { stdout, stderr } = await run(process.execPath, ['main.js'], { cwd: cjs, env: env() });
+    expect(stdout).toContain(entries.map((e) => `${e} true`).join('\n'));
+    expect(stdout).toMatch(/Found 1 match in 1 file\.\s+lib\/retry\.js:\s+1: exports\.retry/);
+    expect(stderr).toBe('');
+  }, 60_000);
+
+  it("tsc (module nodenext, skipLibCheck false) passes on the README's createAgent example", async () => {
+    writeFileSync(path.join(cjs, 'agent.ts'), readmeAgentExample(true));
+    expect(await typecheck(cjs, 'agent.ts')).toEqual({ code: 0, output: '' });
+  }, 120_000);
+});
+
+describe("a newcomer's ES module project with skipLibCheck false", () => {
+  it("tsc passes on the README's createAgent example (no dependency's types leak through ours)", async () => {
+    writeFileSync(path.join(project, 'agent.ts'), readmeAgentExample(false));
+    expect(await typecheck(project, 'agent.ts')).toEqual({ code: 0, output: '' });
+  }, 120_000);
 });

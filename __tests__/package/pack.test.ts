@@ -15,6 +15,8 @@ import { repoPackage } from '../support/user-project.js';
 
 const run = promisify(execFile);
 let files: string[] = [];
+/** Marks dist/cjs/ (the CommonJS copies of the declarations, scripts/cjs-types.mjs) as CommonJS. */
+const CJS_MARKER = 'dist/cjs/package.json';
 
 function srcFiles(dir = 'src'): string[] {
   return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
@@ -51,6 +53,17 @@ describe('the packed package (npm publish --dry-run)', () => {
     expect(txt.map((f) => f.replace(/^src\//, 'dist/')).filter((p) => !files.includes(p))).toEqual([]);
   });
 
+  it('has CommonJS type declarations for every entry, under a package.json that says so', () => {
+    const pkg = repoPackage() as ReturnType<typeof repoPackage> & {
+      exports: Record<string, string | { require: { types: string } }>;
+    };
+    const wanted = Object.values(pkg.exports).flatMap((e) => (typeof e === 'object' ? [e.require.types.slice(2)] : []));
+    expect(wanted.length).toBeGreaterThan(1);
+    expect(wanted.filter((t) => !t.startsWith('dist/cjs/') || !files.includes(t))).toEqual([]);
+    expect(files).toContain(CJS_MARKER);
+    expect(JSON.parse(readFileSync(path.join(ROOT, CJS_MARKER), 'utf8'))).toEqual({ type: 'commonjs' });
+  });
+
   it('has the README and every docs page', () => {
     expect(docFiles(ROOT).filter((d) => !files.includes(d))).toEqual([]);
   });
@@ -60,8 +73,8 @@ describe('the packed package (npm publish --dry-run)', () => {
       (f) =>
         /(^|\/)(__tests__|bench|scripts|src|node_modules)\//.test(f) ||
         /\.test\.|\.map$|\.env$|\.tgz$/.test(f) ||
-        (f.startsWith('dist/') && sourceOf(f) === undefined) ||
-        (f.startsWith('dist/') && !srcFiles().includes(sourceOf(f)!)),
+        (f.startsWith('dist/') && f !== CJS_MARKER && sourceOf(f) === undefined) ||
+        (f.startsWith('dist/') && f !== CJS_MARKER && !srcFiles().includes(sourceOf(f)!)),
     );
     expect(unwanted).toEqual([]);
   });

@@ -27,6 +27,8 @@ function fresh(): boolean {
 
 /** The src/ file a dist/ file was built from. */
 export function sourceOf(distRel: string): string | undefined {
+  // The CommonJS copies of the declarations (scripts/cjs-types.mjs) stand for the same sources.
+  distRel = distRel.replace(/^dist\/cjs\/(.*\.d\.ts)$/, 'dist/$1');
   // .txt descriptions and plain-JS .mjs worker scripts are copied from src/ as they are.
   const m = /^dist\/(.*?)(\.d\.ts|\.js)(\.map)?$|^dist\/(.*\.(?:txt|mjs))$/.exec(distRel);
   if (!m) return undefined;

@@ -47,6 +47,7 @@ export async function packPackage(dest: string): Promise<Packed> {
 export function repoPackage(): {
   name: string;
   version: string;
+  exports: Record<string, unknown>;
   dependencies: Record<string, string>;
   peerDependencies: Record<string, string>;
   bin: Record<string, string>;
@@ -64,12 +65,17 @@ function link(project: string, name: string): void {
 /**
  * A fresh project in a temp dir with the packed package installed. `extra` names more packages to
  * link (e.g. `@types/node` for type-checking); the package's own dependencies and peers always are.
+ * `type` is the project's module type: `module`, or `commonjs` (what `npm init -y` writes).
  */
-export async function makeUserProject(tarball: string, extra: string[] = []): Promise<string> {
+export async function makeUserProject(
+  tarball: string,
+  extra: string[] = [],
+  type: 'module' | 'commonjs' = 'module',
+): Promise<string> {
   const project = mkdtempSync(path.join(os.tmpdir(), 'toolbelt-user-'));
   writeFileSync(
     path.join(project, 'package.json'),
-    JSON.stringify({ name: 'user-project', private: true, type: 'module' }, null, 2),
+    JSON.stringify({ name: 'user-project', private: true, type }, null, 2),
   );
   const pkgDir = path.join(project, 'node_modules', 'agent-toolbelt');
   mkdirSync(pkgDir, { recursive: true });

@@ -4,7 +4,7 @@
  * words say: a program that opens files on its own (a script, an interpreter, xargs fed names on
  * stdin) cannot be judged here, and docs/security.md says so.
  */
-import type { ShellCommand } from '../tools/bash/parser.js';
+import type { ShellCommand } from '../tools/bash/shell-command.js';
 
 /** One file argument of a command. */
 export interface FileArgument {

@@ -17,7 +17,7 @@ import { realpathAllowingMissing } from '../workspace/workspace.js';
 import type { ToolPermission } from '../authoring/permissions.js';
 import { shellCommands, commandLevel } from '../tools/bash/danger.js';
 import { isTransparentWrapper } from '../tools/bash/unwrap.js';
-import type { ShellCommand } from '../tools/bash/parser.js';
+import type { ShellCommand } from '../tools/bash/shell-command.js';
 import type { DangerLevel, PolicyCheck, PolicySubject } from './types.js';
 import { RISKY_VARIABLES } from '../tools/bash/danger-tables.js';
 import { fileArguments } from './bash-files.js';

@@ -13,6 +13,8 @@ import type { Tool } from '../authoring/tool.js';
 import type { Registry } from './registry.js';
 import type { PermissionGrant } from '../authoring/permissions.js';
 import type { ToolUpdate } from '../pipeline/types.js';
+import { checkOptions } from '../schema/options.js';
+import { aiSdkToolsOptionsSchema } from './options.js';
 
 /** What an AI SDK tool made by `toAISDKTools` yields: progress (preliminary) results, then the final one. */
 export interface AISDKToolOutput {
@@ -53,6 +55,7 @@ export type AISDKToolSet = Record<string, AITool<unknown, AISDKToolOutput>>;
  * yielded as a preliminary result and the final result comes last.
  */
 export async function toAISDKTools(registry: Registry, options: AISDKToolsOptions = {}): Promise<AISDKToolSet> {
+  checkOptions(aiSdkToolsOptionsSchema, options);
   const initCtx = options.initCtx ?? {};
   let ids = registry.ids();
   if (options.ids) {

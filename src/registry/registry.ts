@@ -52,6 +52,8 @@ import { storeScope } from '../store/scope.js';
 import { storedApprovals } from '../policy/approvals.js';
 import { installSkills } from '../skills/catalog.js';
 import type { SkillsOptions } from '../skills/types.js';
+import { checkOptions } from '../schema/options.js';
+import { executeOptionsSchema, initContextSchema, registryOptionsSchema, toolsOptionsSchema } from './options.js';
 
 /** Default number of tool calls a registry runs at once; more wait in a queue. */
 export const DEFAULT_CONCURRENCY = 8;
@@ -229,6 +231,7 @@ export class Registry {
   readonly telemetry: Telemetry;
 
   constructor(options: RegistryOptions = {}) {
+    checkOptions(registryOptionsSchema, options);
     this.semaphore = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
     this.defaultTimeoutMs = validTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.tenant = Tenant.forRegistry({
@@ -464,6 +467,7 @@ export class Registry {
    * sub-agents) is left out; `unavailable()` says which and why.
    */
   async tools(options: ToolsOptions = {}): Promise<StructuredToolInterface[]> {
+    checkOptions(toolsOptionsSchema, options);
     const initCtx = options.initCtx ?? DEFAULT_INIT_CTX;
     for (const source of this.ownedSources) await source.prepare?.(initCtx);
     const selected = this.selectIds(options);
@@ -560,6 +564,8 @@ export class Registry {
     initCtx: Tool.InitContext | undefined,
     options: ExecuteOptions,
   ): Promise<ToolFinalUpdate> {
+    checkOptions(executeOptionsSchema, options);
+    checkOptions(initContextSchema, initCtx);
     const refusal = this.whyRefused(id, options.enabledPermissions);
     let tool: Tool.Initialized | undefined;
     let initError: string | undefined;

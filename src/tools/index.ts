@@ -13,6 +13,8 @@ import { descriptionBeside } from '../authoring/description.js';
 import { webSearchUnregisteredReason } from './web/web-search-config.js';
 import { EDIT_TOOL_IDS, offersEditTool, parseEditsMode, type EditsMode } from './patch/models.js';
 import { deferTools, type DeferSpec } from '../mcp/deferred.js';
+import { checkOptions } from '../schema/options.js';
+import { builtinToolsOptionsSchema } from './builtin-options.js';
 // The tool files that declare typed init options on Tool.InitContext. Type-only re-exports keep
 // their declarations in the published .d.ts without loading the modules at run time.
 export type {} from '../net/ssrf.js';
@@ -420,6 +422,7 @@ export interface BuiltinToolsOptions {
  */
 export function registerBuiltinTools(registry: Registry, onlyOrOptions?: string[] | BuiltinToolsOptions): Registry {
   const options: BuiltinToolsOptions = Array.isArray(onlyOrOptions) ? { only: onlyOrOptions } : (onlyOrOptions ?? {});
+  checkOptions(builtinToolsOptionsSchema, options);
   const { only } = options;
   const edits = options.edits === undefined ? 'replace' : parseEditsMode(options.edits);
   const registered: string[] = [];

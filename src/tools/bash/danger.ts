@@ -8,7 +8,8 @@
  * Must not parse shell text (bash-parser.ts) nor decide allow / ask / deny (policy/).
  */
 import type { Parser } from 'web-tree-sitter';
-import { bashParser, parseWith, MAX_NESTING_DEPTH, type ShellCommand, type ShellRedirect } from './parser.js';
+import { bashParser, parseWith } from './parser.js';
+import { MAX_NESTING_DEPTH, type ShellCommand, type ShellRedirect } from './shell-command.js';
 import { commandName, isTransparentWrapper, unwrapAll } from './unwrap.js';
 import {
   DANGEROUS_COMMANDS,

@@ -6,7 +6,8 @@
  * Must not classify commands (bash-danger.ts) nor load the grammar (bash-parser.ts).
  */
 import type { Parser } from 'web-tree-sitter';
-import { opaqueCommand, parseWith, MAX_NESTING_DEPTH, type ShellCommand } from './parser.js';
+import { opaqueCommand, parseWith } from './parser.js';
+import { MAX_NESTING_DEPTH, type ShellCommand } from './shell-command.js';
 
 /** A wrapper whose own name says nothing: only the command it runs counts. */
 interface WrapperSpec {

@@ -4,6 +4,8 @@
  * workspace: symlinks are not followed, and the pattern's fixed leading part is resolved through
  * the sandbox like any other path.
  * Must not re-implement ignore rules or ordering (search-common.ts).
+ * Over 400 lines: one walk (fast-glob's readdir hook with the ignore rules, the default ignores and
+ * the policy's filter) and the results it yields share the guard and the walk's state.
  */
 import fs, { promises as fsp, type Dirent } from 'node:fs';
 import path from 'node:path';
@@ -20,6 +22,7 @@ import {
   isIgnoreFileName,
   VCS_DIRS,
   compareNewestFirst,
+  ignoredNames,
   rootContaining,
   entrySkipped,
 } from './search-common.js';
@@ -68,8 +71,10 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>(
     const outputs = tenantOf(initCtx).outputs;
     const progressMs =
       typeof initCtx.progressIntervalMs === 'number' ? initCtx.progressIntervalMs : PROGRESS_INTERVAL_MS;
+    const ignored = ignoredNames(initCtx);
     return {
-      description: 'Find files by glob pattern (e.g. "**/*.ts"), newest modified first; respects .gitignore.',
+      description:
+        'Find files by glob pattern (e.g. "**/*.ts"), newest modified first; skips node_modules, .git, build output and .gitignored files.',
       parameters,
       async execute(args, ctx) {
         const base = await ws.resolve(args.path ?? '.');
@@ -107,7 +112,17 @@ export const GlobTool = Tool.define<typeof parameters, GlobMetadata>(
             report();
           };
           const guard = ws.guard();
-          const rel = await walk({ ws, cwd, dynamic, pattern: args.pattern, guard, filter, signal: ctx.abort, onDir });
+          const rel = await walk({
+            ws,
+            cwd,
+            dynamic,
+            pattern: args.pattern,
+            guard,
+            filter,
+            ignored,
+            signal: ctx.abort,
+            onDir,
+          });
           found = statResults(ws, cwd, rel, guard, dynamic.includes('{'), filter);
         }
         throwIfAborted(ctx.abort, abortedMessage('glob'));
@@ -159,6 +174,8 @@ async function walk(w: {
   guard: RealPathGuard;
   /** The policy's filter: refused files and trees are dropped from listings (never entered). */
   filter: Tool.ReadFilter | undefined;
+  /** Names never entered or returned below cwd (DEFAULT_IGNORES less initCtx.searchIgnored). */
+  ignored: ReadonlySet<string>;
   signal: AbortSignal;
   /** Called for each directory listed (progress). */
   onDir: () => void;
@@ -166,7 +183,7 @@ async function walk(w: {
   const { ws, cwd, dynamic, pattern, guard, signal } = w;
   const top = rootContaining(ws.roots, cwd) ?? ws.root;
   const tree = await IgnoreTree.forWalk(top, cwd);
-  const readdir = gitignoreAwareReaddir(tree, cwd, guard, w.filter, signal, w.onDir);
+  const readdir = gitignoreAwareReaddir(tree, cwd, guard, w.filter, w.ignored, signal, w.onDir);
   try {
     return await fastGlob()(dynamic, {
       cwd,
@@ -294,12 +311,11 @@ export function splitPattern(pattern: string): { fixed: string; dynamic: string 
 const DOT = 0x2e;
 
 /**
- * Entries a walk never enters or returns: symlinks, version-control directories and temp files of
- * unfinished or abandoned atomic writes. The last two start with a dot, so other names cost one
- * character test.
+ * Entries a walk never enters or returns: symlinks, the default-ignored names (`ignored`),
+ * version-control directories and temp files of unfinished or abandoned atomic writes.
  */
-function neverListed(e: Dirent): boolean {
-  if (e.isSymbolicLink()) return true;
+function neverListed(e: Dirent, ignored: ReadonlySet<string>): boolean {
+  if (e.isSymbolicLink() || ignored.has(e.name)) return true;
   return e.name.charCodeAt(0) === DOT && (VCS_DIRS.has(e.name) || isAtomicTempName(e.name));
 }
 
@@ -320,6 +336,7 @@ function gitignoreAwareReaddir(
   cwd: string,
   guard: RealPathGuard,
   policy: Tool.ReadFilter | undefined,
+  ignored: ReadonlySet<string>,
   signal: AbortSignal,
   onDir: () => void,
 ) {
@@ -364,7 +381,7 @@ function gitignoreAwareReaddir(
     let ruleFiles = false;
     let refused: Set<Dirent> | undefined;
     for (const e of entries) {
-      if (neverListed(e)) drop = true;
+      if (neverListed(e, ignored)) drop = true;
       else {
         if (e.name.charCodeAt(0) === DOT && isIgnoreFileName(e.name)) ruleFiles = true;
         if (policy && entrySkipped(policy, abs, e.name, e.isDirectory())) (refused ??= new Set()).add(e);
@@ -380,7 +397,7 @@ function gitignoreAwareReaddir(
       cb(
         null,
         entries.filter((e) => {
-          if (neverListed(e) || refused?.has(e)) return false;
+          if (neverListed(e, ignored) || refused?.has(e)) return false;
           return !rules || !tree.isIgnored(chain, path.join(abs, e.name), e.isDirectory());
         }),
       );

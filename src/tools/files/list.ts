@@ -11,7 +11,7 @@ import { Tool } from '../../authoring/tool.js';
 import { descriptionBeside } from '../../authoring/description.js';
 import { Workspace } from '../../workspace/workspace.js';
 import { isAtomicTempName } from '../../workspace/atomic-write.js';
-import { IgnoreTree, makeIgnore, rootContaining } from './search-common.js';
+import { DEFAULT_IGNORES, IgnoreTree, ignoredNames, makeIgnore, rootContaining } from './search-common.js';
 import { abortedMessage, throwIfAborted } from '../../authoring/abort.js';
 
 declare module '../../authoring/tool.js' {
@@ -27,35 +27,8 @@ declare module '../../authoring/tool.js' {
 export const LIST_DEFAULT_LIMIT = 100;
 /** Largest `limit` a call may ask for. */
 export const LIST_MAX_LIMIT = 1000;
-/** Names never listed unless the call names them as `path` (or un-ignores them with "!name"). */
-export const LIST_DEFAULT_IGNORES: readonly string[] = [
-  'node_modules',
-  '.git',
-  '.hg',
-  '.svn',
-  '.jj',
-  'dist',
-  'build',
-  'coverage',
-  '.nyc_output',
-  '.venv',
-  'venv',
-  '__pycache__',
-  '.pytest_cache',
-  '.mypy_cache',
-  '.ruff_cache',
-  '.tox',
-  '.next',
-  '.nuxt',
-  '.svelte-kit',
-  '.turbo',
-  '.parcel-cache',
-  '.cache',
-  'target',
-  '.gradle',
-  '.idea',
-  '.DS_Store',
-];
+/** Names never listed unless the call names them as `path` (or un-ignores them with "!name"): DEFAULT_IGNORES, the list glob and grep skip too. */
+export const LIST_DEFAULT_IGNORES: readonly string[] = DEFAULT_IGNORES;
 
 /** list's metadata. */
 export interface ListMetadata extends Tool.Metadata {
@@ -122,7 +95,7 @@ export const ListTool = Tool.define<typeof parameters, ListMetadata>(
           throw new Error(`${ws.display(root)} is a file, not a directory. Use read to see its content.`);
         ctx.metadata({ title: `list ${ws.display(root)}` });
 
-        const extra = makeIgnore([...LIST_DEFAULT_IGNORES, ...(args.ignore ?? [])]);
+        const extra = listIgnores(initCtx, args.ignore);
         const tree = await IgnoreTree.forWalk(rootContaining(ws.roots, root) ?? ws.root, root);
         // The call was judged by its path; what is under it is judged entry by entry.
         const filter = await ctx.readFilter?.();
@@ -239,4 +212,9 @@ export function listDefaultLimit(initCtx: Tool.InitContext): number {
   return typeof initCtx.listLimit === 'number' && Number.isInteger(initCtx.listLimit) && initCtx.listLimit > 0
     ? Math.min(initCtx.listLimit, LIST_MAX_LIMIT)
     : LIST_DEFAULT_LIMIT;
+}
+
+/** What list hides below the listed directory: the default names (less `initCtx.searchIgnored`'s), then the call's `ignore` globs ("!name" shows one again). */
+export function listIgnores(initCtx: Tool.InitContext, ignore: string[] = []): ReturnType<typeof makeIgnore> {
+  return makeIgnore([...ignoredNames(initCtx), ...ignore]);
 }

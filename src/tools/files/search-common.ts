@@ -3,9 +3,12 @@
  * while walking so ignored trees are never entered), the include-glob matcher, brace expansion,
  * newest-first ordering and throttled progress. Each mechanism lives here once.
  * Must not hold one tool's behaviour: only what list, glob and grep all use.
+ * Over 400 lines: the ignore rules (files, defaults, search-on-purpose), the include globs and the
+ * ordering that list, glob and grep share; each piece is small and used by all three.
  */
 import { promises as fs, statSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
+import posix from 'node:path/posix';
 import ignoreFactory, { type Ignore } from 'ignore';
 import type { Tool } from '../../authoring/tool.js';
 import { expandBraces } from '../../text/braces.js';
@@ -17,8 +20,78 @@ declare module '../../authoring/tool.js' {
     interface InitContext {
       /** grep and glob: minimum time between progress reports (ms); default PROGRESS_INTERVAL_MS (src/authoring/progress.ts). */
       progressIntervalMs?: number;
+      /**
+       * list, glob and grep: names of DEFAULT_IGNORES to search anyway (e.g. `['dist']`), or `true`
+       * for all of them; default none. A call that names such a directory as its `path` searches it
+       * regardless.
+       */
+      searchIgnored?: boolean | string[];
     }
   }
+}
+
+/**
+ * Names list, glob and grep skip at any depth below the directory searched: dependencies, version
+ * control, build output, caches and editor folders, as .gitignore files usually say (and a tree
+ * without one still is not searched through `node_modules`). A call that names one as its `path`
+ * searches it; `initCtx.searchIgnored` searches some or all of them.
+ */
+export const DEFAULT_IGNORES: readonly string[] = [
+  'node_modules',
+  '.git',
+  '.hg',
+  '.svn',
+  '.jj',
+  'dist',
+  'build',
+  'coverage',
+  '.nyc_output',
+  '.venv',
+  'venv',
+  '__pycache__',
+  '.pytest_cache',
+  '.mypy_cache',
+  '.ruff_cache',
+  '.tox',
+  '.next',
+  '.nuxt',
+  '.svelte-kit',
+  '.turbo',
+  '.parcel-cache',
+  '.cache',
+  'target',
+  '.gradle',
+  '.idea',
+  '.DS_Store',
+];
+
+const DEFAULT_IGNORE_SET: ReadonlySet<string> = new Set(DEFAULT_IGNORES);
+const NOTHING: ReadonlySet<string> = new Set();
+
+/** The names of DEFAULT_IGNORES a search under `initCtx` skips (all of them unless `searchIgnored` says otherwise). */
+export function ignoredNames(initCtx: Tool.InitContext): ReadonlySet<string> {
+  const wanted = initCtx.searchIgnored;
+  if (wanted === true) return NOTHING;
+  if (!Array.isArray(wanted) || wanted.length === 0) return DEFAULT_IGNORE_SET;
+  return new Set(DEFAULT_IGNORES.filter((n) => !wanted.includes(n)));
+}
+
+/** A backend's answer (`path`s absolute, or relative to `base`) less what lies below a name `initCtx` skips. */
+export function withoutIgnored<F extends { path: string }>(
+  base: string,
+  files: readonly F[],
+  initCtx: Tool.InitContext,
+): F[] {
+  const names = ignoredNames(initCtx);
+  return files.filter((f) => !underIgnoredName(base, f.path, names));
+}
+
+/** Whether the posix path `p` (absolute, or relative to `base`) lies below `base` through a name in `names`. */
+export function underIgnoredName(base: string, p: string, names: ReadonlySet<string>): boolean {
+  if (names.size === 0) return false;
+  const rel = posix.relative(base, posix.resolve(base, p));
+  for (const segment of rel.split('/')) if (names.has(segment)) return true;
+  return false;
 }
 
 /** Ignore files honoured in every directory, lowest precedence first (ripgrep's order). */

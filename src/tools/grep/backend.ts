@@ -11,7 +11,7 @@ import { Tool } from '../../authoring/tool.js';
 import { tenantOf } from '../../workspace/tenant.js';
 import { descriptionBeside } from '../../authoring/description.js';
 import { abortedMessage, throwIfAborted } from '../../authoring/abort.js';
-import { IncludeMatcher } from '../files/search-common.js';
+import { IncludeMatcher, ignoredNames, underIgnoredName } from '../files/search-common.js';
 import { backendOf, backendPath, entryAt, shownPath } from '../files/backend/common.js';
 import { BackendError, MAX_BACKEND_ENTRIES, type GuardedBackend } from '../../backend/guard.js';
 import { compilePattern, type CompiledPattern } from './pattern.js';
@@ -37,9 +37,10 @@ export const BackendGrepTool = Tool.define<typeof parameters, GrepMetadata>(
   (initCtx) => {
     const g = backendOf(initCtx);
     const outputs = tenantOf(initCtx).outputs;
+    const ignored = ignoredNames(initCtx);
     return {
       description:
-        'Search file contents with a regular expression (ripgrep when available); results grouped by file, newest first.',
+        'Search file contents with a regular expression (ripgrep when available); results grouped by file, newest first; skips node_modules, .git, build output and .gitignored files.',
       parameters,
       async execute(args, ctx) {
         const before = args.before ?? args.context ?? 0;
@@ -74,7 +75,9 @@ export const BackendGrepTool = Tool.define<typeof parameters, GrepMetadata>(
         });
         // Over a directory, files the policy does not let grep read are left out (never read, for the regex path).
         const filter = entry?.kind === 'file' ? undefined : await ctx.readFilter?.();
-        const skip = filter ? (p: string) => filter.skips(p, false, p) : undefined;
+        // Files below a default-ignored name (node_modules, dist, ...) are left out as the local grep leaves them.
+        const outside = (p: string) => underIgnoredName(target, p, ignored);
+        const skip = filter ? (p: string) => outside(p) || filter.skips(p, false, p) : outside;
         try {
           let cutByBackend = false;
           if (engine === 'backend-literal') {

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { Tool } from '../../authoring/tool.js';
 import { descriptionBeside } from '../../authoring/description.js';
 import { Workspace } from '../../workspace/workspace.js';
-import { IncludeMatcher, rootContaining } from '../files/search-common.js';
+import { IncludeMatcher, ignoredNames, rootContaining } from '../files/search-common.js';
 import { PROGRESS_INTERVAL_MS, throttle } from '../../authoring/progress.js';
 import { abortedMessage, throwIfAborted } from '../../authoring/abort.js';
 import { findExecutable } from '../../platform/files.js';
@@ -106,9 +106,10 @@ export const GrepTool = Tool.define<typeof parameters, GrepMetadata>(
       typeof initCtx.grepBlockBytes === 'number' && initCtx.grepBlockBytes > 0
         ? initCtx.grepBlockBytes
         : JS_BLOCK_BYTES;
+    const ignored = ignoredNames(initCtx);
     return {
       description:
-        'Search file contents with a regular expression (ripgrep when available); results grouped by file, newest first.',
+        'Search file contents with a regular expression (ripgrep when available); results grouped by file, newest first; skips node_modules, .git, build output and .gitignored files.',
       parameters,
       async execute(args, ctx) {
         if (wanted === 'rg' && !rgPath) {
@@ -164,6 +165,7 @@ export const GrepTool = Tool.define<typeof parameters, GrepMetadata>(
           collector,
           report,
           blockBytes,
+          ignored,
         };
         // A single file was judged as the call's path; a directory's files are judged one by one.
         if (!isFile) opts.filter = await ctx.readFilter?.();

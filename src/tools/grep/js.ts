@@ -69,7 +69,7 @@ export async function searchWithJs(o: SearchOptions): Promise<void> {
     const rules = chain.length > 0;
     const subdirs: string[] = [];
     for (const e of entries) {
-      if (VCS_DIRS.has(e.name) || e.isSymbolicLink()) continue;
+      if (VCS_DIRS.has(e.name) || o.ignored.has(e.name) || e.isSymbolicLink()) continue;
       const isDir = e.isDirectory();
       if (!isDir && (!e.isFile() || isAtomicTempName(e.name))) continue;
       const abs = dir.endsWith(path.sep) ? dir + e.name : dir + path.sep + e.name;

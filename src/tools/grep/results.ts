@@ -75,6 +75,8 @@ export interface SearchOptions {
   blockBytes: number;
   /** The policy's filter of what the search finds (ctx.readFilter): files and trees it refuses are left out. */
   filter?: Tool.ReadFilter;
+  /** Names never searched below the target (DEFAULT_IGNORES less initCtx.searchIgnored). */
+  ignored: ReadonlySet<string>;
 }
 
 /** Keeps per file at most `cap` matches (plus their context); drops files that can no longer be shown. */

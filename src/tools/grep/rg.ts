@@ -58,7 +58,8 @@ async function rgArguments(o: SearchOptions): Promise<{ args: string[]; ignoreFi
   if (o.after) args.push('--after-context', String(o.after));
   let ignoreFile: string | undefined;
   if (!o.isFile) {
-    for (const d of VCS_DIRS) args.push('--glob', `!${d}`);
+    // Globs match below the searched path, so a skipped directory named as the path is searched.
+    for (const d of new Set([...VCS_DIRS, ...o.ignored])) args.push('--glob', `!${d}`);
     // Temp files of unfinished or abandoned atomic writes (see isAtomicTempName).
     args.push('--glob', `!${ATOMIC_TEMP_GLOB}`);
     const names = o.include?.nameGlobs();

@@ -13,6 +13,7 @@ import { MAX_GLOB_RESULTS, type GlobMetadata } from '../glob.js';
 import { backendOf, backendPath, shownPath } from './common.js';
 import type { FileInfo } from '../../../backend/protocol.js';
 import { parameters } from '../glob.js';
+import { withoutIgnored } from '../search-common.js';
 
 /** A path segment `posix.resolve` would change: empty (`//`, trailing `/`), `.` or `..`. */
 const NOT_NORMAL = /\/(\.{1,2})?(\/|$)/;
@@ -74,7 +75,7 @@ export const BackendGlobTool = Tool.define<typeof parameters, GlobMetadata>(
         const pattern = args.pattern.replace(/^\/+/, '');
         const answer = await g.glob(pattern, base, ctx.abort);
         const filter = await ctx.readFilter?.();
-        let sorted = newestFirst(base, answer.files);
+        let sorted = newestFirst(base, withoutIgnored(base, answer.files, initCtx));
         if (filter) sorted = sorted.filter((f) => !filter.skips(`/${f.path}`, false, `/${f.path}`));
         const notice = filter?.notice() ?? '';
         const shown = sorted.slice(0, MAX_GLOB_RESULTS).map((f) => f.path);

@@ -9,7 +9,7 @@ import { Tool } from '../../../authoring/tool.js';
 import { descriptionBeside } from '../../../authoring/description.js';
 import { abortedMessage, throwIfAborted } from '../../../authoring/abort.js';
 import { makeIgnore } from '../search-common.js';
-import { LIST_DEFAULT_IGNORES, LIST_MAX_LIMIT, listDefaultLimit, type ListMetadata } from '../list.js';
+import { LIST_MAX_LIMIT, listDefaultLimit, listIgnores, type ListMetadata } from '../list.js';
 import { backendOf, backendPath, entryAt, shownPath } from './common.js';
 import { parameters } from '../list.js';
 
@@ -45,7 +45,7 @@ export const BackendListTool = Tool.define<typeof parameters, ListMetadata>(
           );
         if (entry.kind === 'file')
           throw new Error(`${shownPath(root)} is a file, not a directory. Use read to see its content.`);
-        const extra = makeIgnore([...LIST_DEFAULT_IGNORES, ...(args.ignore ?? [])]);
+        const extra = listIgnores(initCtx, args.ignore);
         const filter = await ctx.readFilter?.();
         const top: Node = { name: root, path: root, dir: true };
         const queue: Node[] = [top];
