@@ -82,7 +82,9 @@ describe('a backend method that throws', () => {
     backend.sabotage.write = () => Promise.reject({ code: 42 });
     const r = await call('write', { filePath: 'b.txt', content: 'new\n' });
     expect(r.ok).toBe(false);
-    expect(r.output).toMatch(/^The backend HostileBackend failed at write of \/b\.txt: {"code":42}\. Nothing more was done/);
+    expect(r.output).toMatch(
+      /^The backend HostileBackend failed at write of \/b\.txt: {"code":42}\. Nothing more was done/,
+    );
     expect(await stored('/b.txt')).toBeUndefined();
   });
 
