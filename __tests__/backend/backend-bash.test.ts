@@ -145,14 +145,20 @@ describe('not offered means not offered: registry.tools() and the AI SDK leave o
     const initCtx = { backend };
     const names = (await registry.tools({ initCtx })).map((t) => t.name);
     const unavailable = await registry.unavailable(initCtx);
-    expect(unavailable.map((u) => u.id).sort()).toEqual(['bash', 'bash_kill', 'bash_output', 'task'].sort());
+    // lsp: language servers run on this host, where a StoreBackend's files are not; skill: no skills there.
+    expect(unavailable.map((u) => u.id).sort()).toEqual(
+      ['bash', 'bash_kill', 'bash_output', 'lsp', 'skill', 'task'].sort(),
+    );
     expect(names).toEqual(expect.arrayContaining(['undo_file', 'undo_turn']));
     expect(unavailable.find((u) => u.id === 'bash')!.reason).toBe(
       'bash is not available: the files live on the backend StoreBackend, which cannot run commands (it has no execute method and id), and a command run on this host would not see them. Use the file tools, or give the agent a sandbox backend.',
     );
     expect(names).toEqual(registry.ids().filter((id) => !unavailable.some((u) => u.id === id)));
     // The permission filter still applies, and unavailable() takes it too.
-    expect((await registry.unavailable(initCtx, { enabledPermissions: ['read'] })).map((u) => u.id)).toEqual([]);
+    expect((await registry.unavailable(initCtx, { enabledPermissions: ['read'] })).map((u) => u.id).sort()).toEqual([
+      'lsp',
+      'skill',
+    ]);
     const { toAISDKTools } = await import('../../src/registry/ai-sdk.js');
     const aiTools = Object.keys(await toAISDKTools(registry, { initCtx }));
     expect(aiTools).toEqual(names);

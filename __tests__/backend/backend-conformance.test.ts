@@ -34,7 +34,8 @@ async function harnesses(): Promise<Harness[]> {
   const saver = new MemorySaver();
   const state = await stateGraph(saver, 'thread-1');
   return [
-    direct('local', { workspaceRoot: local.dir }),
+    // Language-server diagnostics are a local-only addition (docs/lsp.md): the file tools' own answers are compared.
+    direct('local', { workspaceRoot: local.dir, lsp: false }),
     direct('FilesystemBackend', { backend: new FilesystemBackend({ rootDir: fsDir.dir, virtualMode: true }) }),
     direct('StoreBackend', { backend: new StoreBackend({ store: new InMemoryStore(), namespace: ['conformance'] }) }),
     direct('CompositeBackend', {

@@ -100,7 +100,8 @@ describe("defer: 'auto' with every built-in", () => {
     // After the searches, every registered tool is offered, without the provider's defer flag (but
     // not one that cannot run here: task without sub-agents).
     const unavailable = (await registry.unavailable({ workingDir: ws.dir })).map((u) => u.id);
-    expect(unavailable).toEqual(['task']);
+    // skill: no Agent Skills in this workspace.
+    expect(unavailable).toEqual(['task', 'skill']);
     expect(new Set(names(sentTools('openai-chat', second.body)))).toEqual(
       new Set(registry.ids().filter((id) => !unavailable.includes(id))),
     );

@@ -4,7 +4,9 @@
  * `tools({ maxDescriptionChars: 1024 })` fits them; what matters stays first, lines about a parameter
  * move into its description, and the cut is exact at the edge.
  */
-import { describe, it, expect, afterEach } from '@jest/globals';
+import { describe, it, expect, afterEach, beforeAll, afterAll } from '@jest/globals';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { z } from 'zod';
 import { HumanMessage } from '@langchain/core/messages';
 import { Tool, createRegistry, registerBuiltinTools } from '../../src/index.js';
@@ -12,6 +14,22 @@ import { MIN_DESCRIPTION_CHARS, moreNote } from '../../src/registry/description-
 import { startMockProvider, type MockProvider } from './mock-server.js';
 import { chatModel } from './clients.js';
 import { sentTools, toolbeltViolations } from './subsets.js';
+import { tempDir } from '../support/helpers.js';
+
+// skill is offered only when Agent Skills exist; 30 of them make its listing long (up to 4,000 characters).
+let skillsHome: { dir: string; cleanup: () => Promise<void> };
+beforeAll(async () => {
+  skillsHome = await tempDir('desc-limit-skills-');
+  for (let i = 0; i < 30; i++) {
+    const dir = path.join(skillsHome.dir, `skill-${i}`);
+    await mkdir(dir, { recursive: true });
+    await writeFile(
+      path.join(dir, 'SKILL.md'),
+      `---\nname: skill-${i}\ndescription: Skill number ${i}, which explains at some length when a model should load it and why.\n---\nBody.\n`,
+    );
+  }
+});
+afterAll(() => skillsHome.cleanup());
 
 const LIMIT = 1024;
 const mocks: MockProvider[] = [];
@@ -29,6 +47,7 @@ describe('a 1,024-character endpoint', () => {
       // task is offered only with sub-agents (registry.tools() leaves out what cannot run); the factory is never called.
       const initCtx = {
         subagents: { helper: { model: () => chatModel(api, refused.url), permissions: ['read' as const] } },
+        skills: { dirs: [skillsHome.dir] },
       };
       const full = await registry.tools({ initCtx });
       expect(full.some((t) => t.description.length > LIMIT)).toBe(true);

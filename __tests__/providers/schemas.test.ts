@@ -4,6 +4,8 @@
  * loopback mock are checked against that API's documented subset and toolbelt's own rules.
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { z } from 'zod';
 import { HumanMessage } from '@langchain/core/messages';
 import { createAgent } from 'langchain';
@@ -17,6 +19,12 @@ import { tempDir } from '../support/helpers.js';
 let workspace: { dir: string; cleanup: () => Promise<void> };
 beforeAll(async () => {
   workspace = await tempDir('toolbelt-schemas-');
+  // skill is offered only when Agent Skills exist: one skill folder, so its schema is sent too.
+  await mkdir(path.join(workspace.dir, 'skills', 'demo'), { recursive: true });
+  await writeFile(
+    path.join(workspace.dir, 'skills', 'demo', 'SKILL.md'),
+    '---\nname: demo\ndescription: A demo skill for the schema checks.\n---\nSay hello.\n',
+  );
   // web_search is registered only with a backend configured; configure one so it is checked too.
   process.env.SEARXNG_URL ??= 'http://127.0.0.1:9';
 });
@@ -28,7 +36,8 @@ async function sendBuiltins(api: Api, strict = false, only?: string[]) {
   // task is offered only with sub-agents (registry.tools() leaves out what cannot run): give it one,
   // so that every built-in's schema is sent. The factory is never called here.
   const subagents = { helper: { model: () => chatModel(api, 'http://127.0.0.1:9'), permissions: ['read' as const] } };
-  const tools = await registry.tools({ initCtx: { workingDir: workspace.dir, subagents }, strict });
+  const skills = { dirs: [path.join(workspace.dir, 'skills')] };
+  const tools = await registry.tools({ initCtx: { workingDir: workspace.dir, subagents, skills }, strict });
   const mock = await startMockProvider([{ text: 'ok' }]);
   try {
     const model = chatModel(api, mock.url, { strict });

@@ -139,7 +139,7 @@ describe('registry.execute() options and init context', () => {
 describe('registerBuiltinTools and toAISDKTools options', () => {
   it('are refused with the nearest name', async () => {
     expect(refusal(() => registerBuiltinTools(createRegistry(), js<BuiltinToolsOptions>({ onyl: ['read'] })))).toBe(
-      'registerBuiltinTools options: onyl is not an option (did you mean "only"?); the options are only, defer, deferBudgetChars.',
+      'registerBuiltinTools options: onyl is not an option (did you mean "only"?); the options are only, defer, deferBudgetChars, edits.',
     );
     expect(refusal(() => registerBuiltinTools(createRegistry(), js<BuiltinToolsOptions>({ defer: 'atuo' })))).toMatch(
       /defer "atuo" is not a defer mode \(did you mean "auto"\?\)/,

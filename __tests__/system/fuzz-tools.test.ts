@@ -23,6 +23,7 @@ let base: { dir: string; cleanup: () => Promise<void> };
 let server: http.Server;
 let origin: string;
 let tools: StructuredToolInterface[];
+let registry: ReturnType<typeof registerBuiltinTools>;
 // Decoys, so a sandbox that regressed harms only the test's own files (and the test says so): the
 // workspace sits six directories deep in the temp dir (generated `..` climbs land on them), and
 // absolute paths in generated arguments are re-rooted under a decoy system root (reroot()).
@@ -67,7 +68,7 @@ beforeAll(async () => {
   server = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok'));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const registry = registerBuiltinTools(createRegistry({ timeoutMs: 5000 }));
+  registry = registerBuiltinTools(createRegistry({ timeoutMs: 5000 }));
   // Loopback is refused by the SSRF policy (private network not allowed): webfetch never leaves the machine.
   tools = await registry.tools({
     enabledPermissions: new Set(ALL_PERMISSIONS),
@@ -76,6 +77,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // Writes of .ts files started a TypeScript server (docs/lsp.md): stopped with the registry.
+  await registry.dispose();
   await new Promise((resolve) => server.close(resolve));
   await base.cleanup();
 });

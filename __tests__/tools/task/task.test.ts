@@ -101,6 +101,7 @@ describe('task', () => {
         ...(registry.has('glob') ? ['glob'] : []),
         ...(registry.has('grep') ? ['grep'] : []),
         ...(registry.has('list') ? ['list'] : []),
+        ...(registry.has('lsp') ? ['lsp'] : []),
       ].sort(),
     );
   });
