@@ -22,6 +22,7 @@ import type { SandboxOptions } from '../sandbox/types.js';
 import type { OpenedStore } from '../store/postgres.js';
 import { openCliStore, storeNamespaceOf, storeUrlOf } from './store.js';
 import { cliOutputDir, pruneSavedOutputs } from './state.js';
+import { describeThrown } from '../text/describe.js';
 
 /** A usage mistake: exit code 2 and a hint. */
 export class UsageError extends Error {}
@@ -221,7 +222,7 @@ async function loadToolsModule(registry: Registry, file: string): Promise<void> 
   try {
     mod = (await import(pathToFileURL(abs).href)) as { default?: unknown };
   } catch (err) {
-    throw new UsageError(`Cannot load tools from ${abs}: ${(err as Error).message}`);
+    throw new UsageError(`Cannot load tools from ${abs}: ${describeThrown(err)}`);
   }
   const exported = mod.default;
   if (typeof exported === 'function') {
