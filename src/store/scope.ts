@@ -219,10 +219,8 @@ export class StoreScope {
   }
 
   private failure(what: string, err: unknown): Error {
-    if (err instanceof MalformedRecordError) return err;
-    const reason = redactSecrets(err instanceof Error ? err.message || err.name : describeThrown(err))
-      .replace(/\s+/g, ' ')
-      .trim();
+    if (isMalformed(err)) return err;
+    const reason = redactSecrets(describeThrown(err)).replace(/\s+/g, ' ').trim();
     return new Error(
       `${capitalise(this.label)} failed while ${what} (${reason || 'no reason given'}), so the call did not complete. ` +
         'Try again once the store is reachable.',
@@ -374,3 +372,12 @@ async function withLocalLock<T>(store: object, key: string, fn: () => Promise<T>
 }
 
 export { STATE_KINDS };
+
+/** Whether `err` is a MalformedRecordError; false for a thrown proxy whose traps throw. */
+function isMalformed(err: unknown): err is MalformedRecordError {
+  try {
+    return err instanceof MalformedRecordError;
+  } catch {
+    return false;
+  }
+}

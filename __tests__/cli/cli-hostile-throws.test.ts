@@ -1,0 +1,52 @@
+/**
+ * The CLI turns any value a user's tools module throws into a sentence (issue 31 item 7): an object
+ * without a prototype, a throwing toString, a symbol or a proxy whose traps throw used to print
+ * "undefined" or crash the process on an unhandled rejection.
+ */
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ensureDist, CLI, ROOT } from '../support/dist.js';
+import { tempDir } from '../support/helpers.js';
+import { HOSTILE_SOURCES } from '../support/hostile-values.js';
+
+function toolbelt(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+let ws: Awaited<ReturnType<typeof tempDir>>;
+
+beforeAll(async () => {
+  await ensureDist();
+  ws = await tempDir('toolbelt-cli-hostile-');
+}, 120_000);
+
+afterAll(async () => {
+  await ws.cleanup();
+});
+
+describe('toolbelt with a tools module that throws a value String() cannot show', () => {
+  it.each(HOSTILE_SOURCES)(
+    '%s: a usage sentence and exit code 2, no crash',
+    async (what, source) => {
+      const file = path.join(ws.dir, `${what.replace(/\W+/g, '-')}.mjs`);
+      await writeFile(file, `throw ${source};\n`);
+      const ran = await toolbelt(['list', '--no-builtins', '--tools', file, '--workspace', ws.dir]);
+      expect(ran.stderr).toMatch(
+        new RegExp(`^toolbelt: Cannot load tools from ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: \\S`),
+      );
+      expect(ran.stderr).not.toMatch(/undefined|TypeError|Cannot convert|Unhandled|\n\s+at /);
+      expect(ran.code).toBe(2);
+    },
+    60_000,
+  );
+});
