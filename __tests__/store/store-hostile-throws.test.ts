@@ -22,7 +22,7 @@ const askTool = Tool.define(
 );
 
 /** A store whose every operation rejects with `make()`. */
-function failingStore(make: () => unknown): ToolStore {
+function failingStore(make: () => Error): ToolStore {
   const fail = () => Promise.reject(make());
   return { get: fail, put: fail, delete: fail, search: fail };
 }

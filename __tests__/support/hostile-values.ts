@@ -8,13 +8,18 @@ function trap(): never {
   throw Object.create(null) as Error;
 }
 
-/** Each hostile value, by what a test title says of it; a fresh value per call. */
-export const HOSTILE_VALUES: ReadonlyArray<[string, () => unknown]> = [
-  ['an object without a prototype', () => Object.create(null) as object],
-  ['an object whose toString throws', () => ({ toString: trap, valueOf: trap })],
-  ['a symbol', () => Symbol('hostile')],
-  ['a proxy whose traps throw', () => new Proxy({}, { get: trap, getPrototypeOf: trap, ownKeys: trap, has: trap })],
-];
+/**
+ * Each hostile value, by what a test title says of it; a fresh value per call. Typed as Error only
+ * so that `throw` and `Promise.reject` of them pass the lint rules: none of them is one.
+ */
+export const HOSTILE_VALUES: ReadonlyArray<[string, () => Error]> = (
+  [
+    ['an object without a prototype', () => Object.create(null) as object],
+    ['an object whose toString throws', () => ({ toString: trap, valueOf: trap })],
+    ['a symbol', () => Symbol('hostile')],
+    ['a proxy whose traps throw', () => new Proxy({}, { get: trap, getPrototypeOf: trap, ownKeys: trap, has: trap })],
+  ] as Array<[string, () => unknown]>
+).map(([what, make]) => [what, make as () => Error]);
 
 /** The same values as JavaScript source, for a module written to disk (a tools module, a child process). */
 export const HOSTILE_SOURCES: ReadonlyArray<[string, string]> = [

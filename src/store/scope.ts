@@ -12,7 +12,7 @@ import { kindNamespace, resolveNamespace, STATE_KINDS, type StateKind } from './
 import type { NamespaceContext, StoreBinding, StoreItem, ToolStore } from './types.js';
 import { postgresClaim } from './postgres-claim.js';
 import { redactSecrets } from './url.js';
-import { describeThrown } from '../text/describe.js';
+import { describeThrown, isInstance } from '../text/describe.js';
 
 /** Records read per page when a tool reads all records of one kind. */
 export const STORE_PAGE_SIZE = 500;
@@ -219,7 +219,7 @@ export class StoreScope {
   }
 
   private failure(what: string, err: unknown): Error {
-    if (isMalformed(err)) return err;
+    if (isInstance(err, MalformedRecordError)) return err;
     const reason = redactSecrets(describeThrown(err)).replace(/\s+/g, ' ').trim();
     return new Error(
       `${capitalise(this.label)} failed while ${what} (${reason || 'no reason given'}), so the call did not complete. ` +
@@ -372,12 +372,3 @@ async function withLocalLock<T>(store: object, key: string, fn: () => Promise<T>
 }
 
 export { STATE_KINDS };
-
-/** Whether `err` is a MalformedRecordError; false for a thrown proxy whose traps throw. */
-function isMalformed(err: unknown): err is MalformedRecordError {
-  try {
-    return err instanceof MalformedRecordError;
-  } catch {
-    return false;
-  }
-}
