@@ -1,7 +1,7 @@
 /**
  * The CLI turns any value a user's tools module throws into a sentence (issue 31 item 7): an object
  * without a prototype, a throwing toString, a symbol or a proxy whose traps throw used to print
- * "undefined" or crash the process on an unhandled rejection.
+ * "undefined" or crash the process on an unhandled rejection (a child process here).
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { spawn } from 'node:child_process';
@@ -46,6 +46,20 @@ describe('toolbelt with a tools module that throws a value String() cannot show'
       );
       expect(ran.stderr).not.toMatch(/undefined|TypeError|Cannot convert|Unhandled|\n\s+at /);
       expect(ran.code).toBe(2);
+    },
+    60_000,
+  );
+});
+
+describe('toolbelt with a tools module whose register function throws a value String() cannot show', () => {
+  it.each(HOSTILE_SOURCES)(
+    '%s: one line naming it and exit code 1, no unhandled rejection',
+    async (what, source) => {
+      const file = path.join(ws.dir, `register-${what.replace(/\W+/g, '-')}.mjs`);
+      await writeFile(file, `export default () => {\n  throw ${source};\n};\n`);
+      const ran = await toolbelt(['list', '--no-builtins', '--tools', file, '--workspace', ws.dir]);
+      expect(ran.stderr).toMatch(/^toolbelt: (an object without a text form|the symbol hostile)\n$/);
+      expect(ran.code).toBe(1);
     },
     60_000,
   );
