@@ -4,24 +4,13 @@
  * "undefined" or crash the process on an unhandled rejection (a child process here).
  */
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ensureDist, CLI, ROOT } from '../support/dist.js';
+import { ensureDist, runCli, ROOT } from '../support/dist.js';
 import { tempDir } from '../support/helpers.js';
 import { HOSTILE_SOURCES } from '../support/hostile-values.js';
 
-function toolbelt(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const toolbelt = (args: string[]) => runCli(args, ROOT, process.env);
 
 let ws: Awaited<ReturnType<typeof tempDir>>;
 

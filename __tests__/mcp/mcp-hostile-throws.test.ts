@@ -10,15 +10,12 @@ import { z } from 'zod';
 import { Tool, createRegistry } from '../../src/index.js';
 import { connectMcp, disconnectMcp } from '../../src/mcp/client.js';
 import { serveMcp } from '../../src/mcp/index.js';
-import { HOSTILE_VALUES } from '../support/hostile-values.js';
+import { HOSTILE_VALUES, letRejectionsSurface } from '../support/hostile-values.js';
 
 const realFetch = globalThis.fetch;
-const escaped: unknown[] = [];
-const onEscape = (reason: unknown) => escaped.push(reason);
 let serving: Awaited<ReturnType<typeof serveMcp>>;
 
 beforeAll(async () => {
-  process.on('unhandledRejection', onEscape);
   const source = createRegistry();
   source.register(
     Tool.define('shout', {
@@ -34,11 +31,9 @@ afterEach(() => {
   globalThis.fetch = realFetch;
 });
 afterAll(async () => {
-  process.off('unhandledRejection', onEscape);
   await serving.close();
 });
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 const SHOWN = /an object without a text form|the symbol hostile/;
 
 describe.each(HOSTILE_VALUES)('a transport that fails with %s', (_what, make) => {
@@ -54,8 +49,7 @@ describe.each(HOSTILE_VALUES)('a transport that fails with %s', (_what, make) =>
       globalThis.fetch = realFetch;
       await disconnectMcp(registry);
     }
-    await settle();
-    expect(escaped).toEqual([]);
+    await letRejectionsSurface();
   });
 
   it('a tool call through the imported tool answers a sentence naming the server', async () => {
@@ -73,7 +67,6 @@ describe.each(HOSTILE_VALUES)('a transport that fails with %s', (_what, make) =>
       globalThis.fetch = realFetch;
       await disconnectMcp(registry);
     }
-    await settle();
-    expect(escaped).toEqual([]);
+    await letRejectionsSurface();
   });
 });

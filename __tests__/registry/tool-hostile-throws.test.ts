@@ -9,18 +9,13 @@ import { z } from 'zod';
 import { ToolMessage } from '@langchain/core/messages';
 import { Tool, createRegistry } from '../../src/index.js';
 import { tempDir } from '../support/helpers.js';
-import { HOSTILE_VALUES } from '../support/hostile-values.js';
+import { HOSTILE_VALUES, letRejectionsSurface } from '../support/hostile-values.js';
 
 let ws: Awaited<ReturnType<typeof tempDir>>;
-const escaped: unknown[] = [];
-const onEscape = (reason: unknown) => escaped.push(reason);
-
 beforeAll(async () => {
   ws = await tempDir('toolbelt-tool-hostile-');
-  process.on('unhandledRejection', onEscape);
 });
 afterAll(async () => {
-  process.off('unhandledRejection', onEscape);
   await ws.cleanup();
 });
 
@@ -60,8 +55,6 @@ function hostileTools(make: () => Error) {
   return r;
 }
 
-const settle = () => new Promise((resolve) => setImmediate(resolve));
-
 describe.each(HOSTILE_VALUES)('a tool that throws %s', (_what, make) => {
   it.each(['hostile_throw', 'hostile_reject', 'hostile_init'])(
     'registry.execute(%s) answers a sentence',
@@ -70,8 +63,7 @@ describe.each(HOSTILE_VALUES)('a tool that throws %s', (_what, make) => {
       expect(res.success).toBe(false);
       expect(res.result.output).toMatch(SENTENCE);
       expect(res.result.output).not.toMatch(/TypeError|Cannot convert|undefined/);
-      await settle();
-      expect(escaped).toEqual([]);
+      await letRejectionsSurface();
     },
   );
 
@@ -83,8 +75,7 @@ describe.each(HOSTILE_VALUES)('a tool that throws %s', (_what, make) => {
       expect(String(msg.content)).toMatch(SENTENCE);
       expect(String(msg.content)).not.toMatch(/TypeError|Cannot convert|undefined/);
     }
-    await settle();
-    expect(escaped).toEqual([]);
+    await letRejectionsSurface();
   });
 
   it('an onToolResult listener that throws it leaves the result as it was', async () => {
@@ -108,7 +99,6 @@ describe.each(HOSTILE_VALUES)('a tool that throws %s', (_what, make) => {
     });
     const msg = (await t.invoke({ type: 'tool_call', id: 'c-fine', name: 'fine', args: {} })) as ToolMessage;
     expect(String(msg.content)).toContain('fine');
-    await settle();
-    expect(escaped).toEqual([]);
+    await letRejectionsSurface();
   });
 });

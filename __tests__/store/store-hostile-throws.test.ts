@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { Tool, createRegistry, registerBuiltinTools, type ToolStore, type StoreNamespace } from '../../src/index.js';
 import { MEMORY_TOOLS } from '../../src/constants.js';
 import { tempDir } from '../support/helpers.js';
-import { HOSTILE_VALUES } from '../support/hostile-values.js';
+import { HOSTILE_VALUES, letRejectionsSurface } from '../support/hostile-values.js';
 
 const askTool = Tool.define(
   { id: 'ask_person', permissions: { required: ['read'] } },
@@ -28,15 +28,10 @@ function failingStore(make: () => Error): ToolStore {
 }
 
 let ws: Awaited<ReturnType<typeof tempDir>>;
-const escaped: unknown[] = [];
-const onEscape = (reason: unknown) => escaped.push(reason);
-
 beforeAll(async () => {
   ws = await tempDir('toolbelt-store-hostile-');
-  process.on('unhandledRejection', onEscape);
 });
 afterAll(async () => {
-  process.off('unhandledRejection', onEscape);
   await ws.cleanup();
 });
 
@@ -65,8 +60,7 @@ describe.each(HOSTILE_VALUES)('a store that rejects with %s', (_what, make) => {
       /failed while .*\((an object without a text form|the symbol hostile)\), so the call did not complete/,
     );
     expect(res.result.output).not.toMatch(/TypeError|Cannot convert|undefined/);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(escaped).toEqual([]);
+    await letRejectionsSurface();
   });
 
   it('a namespace function that throws it is named in a sentence', async () => {
@@ -78,7 +72,6 @@ describe.each(HOSTILE_VALUES)('a store that rejects with %s', (_what, make) => {
     expect(res.result.output).toMatch(
       /The store namespace function threw: (an object without a text form|the symbol hostile)\. Fix/,
     );
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(escaped).toEqual([]);
+    await letRejectionsSurface();
   });
 });

@@ -34,3 +34,12 @@ export const HOSTILE_SOURCES: ReadonlyArray<[string, string]> = [
     'new Proxy({}, Object.fromEntries(["get", "getPrototypeOf", "ownKeys", "has"].map((k) => [k, () => { throw Object.create(null); }])))',
   ],
 ];
+
+/**
+ * Waits three turns of the event loop so that a rejection nobody handled surfaces while the calling
+ * test still runs. Jest fails that test (an Error reason) or the whole run (any other reason, as
+ * ERR_UNHANDLED_REJECTION); a listener on process 'unhandledRejection' inside a test never sees it.
+ */
+export async function letRejectionsSurface(): Promise<void> {
+  for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+}
