@@ -21,6 +21,7 @@ import { skillsCommand } from './cli/skills.js';
 import { toolHelp } from './cli/tool-help.js';
 import { disconnectMcp } from './mcp/index.js';
 import { ALL_PERMISSIONS } from './authoring/permissions.js';
+import { describeThrown } from './text/describe.js';
 
 const VERSION = '0.1.0';
 
@@ -159,17 +160,18 @@ export async function main(argv: string[]): Promise<number> {
       await setup.close?.().catch(() => undefined);
     }
   } catch (err) {
-    if (err instanceof UsageError || (err as Error).name === 'ModelConfigError') {
-      process.stderr.write(`toolbelt: ${(err as Error).message}\n`);
-      if (err instanceof UsageError) process.stderr.write(`Run "toolbelt --help" for usage.\n`);
+    const { usage, name, stack } = errorParts(err);
+    if (usage || name === 'ModelConfigError') {
+      process.stderr.write(`toolbelt: ${describeThrown(err)}\n`);
+      if (usage) process.stderr.write(`Run "toolbelt --help" for usage.\n`);
       return 2;
     }
-    if ((err as Error).name === 'ModelCallError') {
+    if (name === 'ModelCallError') {
       // What the API or the network said, and what to check: one line, no stack.
-      process.stderr.write(`toolbelt: ${(err as Error).message}\n`);
+      process.stderr.write(`toolbelt: ${describeThrown(err)}\n`);
       return 1;
     }
-    process.stderr.write(`toolbelt: ${(err as Error).stack ?? String(err)}\n`);
+    process.stderr.write(`toolbelt: ${typeof stack === 'string' ? stack : describeThrown(err)}\n`);
     return 1;
   }
 }
@@ -180,6 +182,15 @@ function flagProblem(err: Error, options: NonNullable<ParseArgsConfig['options']
   const unknown = /^Unknown option '--?([^'=]+)'/.exec(message)?.[1];
   const near = unknown === undefined ? undefined : didYouMean(unknown, Object.keys(options));
   return near ? message.replace(/\.$/, ` — did you mean --${near}?`) : message;
+}
+
+/** What `main` reads of a thrown value, without throwing (a thrown proxy's traps may throw). */
+function errorParts(err: unknown): { usage: boolean; name?: unknown; stack?: unknown } {
+  try {
+    return { usage: err instanceof UsageError, name: (err as Error).name, stack: (err as Error).stack };
+  } catch {
+    return { usage: false };
+  }
 }
 
 /** How long (ms) the CLI waits, after its command finished, for pending work (an aborted tool's cleanup) before exiting anyway. */

@@ -4,7 +4,7 @@
  * a symbol in a template, a proxy whose traps throw).
  */
 import { describe, it, expect } from '@jest/globals';
-import { describeThrown, MAX_DESCRIBED_CHARS } from '../../src/text/describe.js';
+import { describeThrown, isInstance, MAX_DESCRIBED_CHARS } from '../../src/text/describe.js';
 
 const throwingProxy = new Proxy(
   {},
@@ -64,5 +64,12 @@ describe('describeThrown', () => {
   it(`keeps at most MAX_DESCRIBED_CHARS (${MAX_DESCRIBED_CHARS}) characters`, () => {
     const long = describeThrown(new Error('x'.repeat(MAX_DESCRIBED_CHARS * 2)));
     expect(long).toBe(`${'x'.repeat(MAX_DESCRIBED_CHARS)}...`);
+  });
+
+  it('isInstance answers false, not a throw, for a proxy whose getPrototypeOf trap throws', () => {
+    expect(() => throwingProxy instanceof Error).toThrow('trap');
+    expect(isInstance(throwingProxy, Error)).toBe(false);
+    expect(isInstance(new TypeError('x'), Error)).toBe(true);
+    expect(isInstance(Object.create(null), Error)).toBe(false);
   });
 });

@@ -23,6 +23,7 @@ import type { OpenedStore } from '../store/postgres.js';
 import { openCliStore, storeNamespaceOf, storeUrlOf } from './store.js';
 import { cliOutputDir, pruneSavedOutputs } from './state.js';
 import { nearestName } from '../text/similarity.js';
+import { describeThrown } from '../text/describe.js';
 
 /** A usage mistake: exit code 2 and a hint. */
 export class UsageError extends Error {}
@@ -257,7 +258,7 @@ async function loadToolsModule(registry: Registry, file: string): Promise<void> 
   try {
     mod = (await import(pathToFileURL(abs).href)) as { default?: unknown };
   } catch (err) {
-    throw new UsageError(`Cannot load tools from ${abs}: ${(err as Error).message}`);
+    throw new UsageError(`Cannot load tools from ${abs}: ${describeThrown(err)}`);
   }
   const exported = mod.default;
   if (typeof exported === 'function') {

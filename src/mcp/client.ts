@@ -9,6 +9,7 @@ import type { Registry } from '../registry/registry.js';
 import { resolveServerConfig } from './config.js';
 import { McpServerConnection } from './connection.js';
 import type { ConnectMcpOptions, McpServerConfig, McpServerStatus } from './types.js';
+import { describeThrown } from '../text/describe.js';
 
 /** The result of `connectMcp`: each server's connection and status, and how to close them all. */
 export interface McpConnection {
@@ -56,7 +57,7 @@ export async function connectMcp(registry: Registry, options: ConnectMcpOptions)
       try {
         config = resolveServerConfig(raw, i, ctx);
       } catch (err) {
-        error = (err as Error).message;
+        error = describeThrown(err);
       }
     }
     if (typeof name === 'string') names.add(name);

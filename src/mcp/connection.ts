@@ -12,6 +12,7 @@ import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelco
 import type { Tool } from '../authoring/tool.js';
 import type { Registry, ToolSource } from '../registry/registry.js';
 import { describeError } from './errors.js';
+import { isInstance } from '../text/describe.js';
 import {
   DEFAULT_MCP_MAX_TOTAL_TIMEOUT_MS,
   DEFAULT_MCP_TOOL_TIMEOUT_MS,
@@ -288,7 +289,7 @@ export class McpServerConnection implements ToolSource, DeferringSource {
       });
     } catch (err) {
       if (ctx.abort.aborted) throw err;
-      if (err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number)) {
+      if (isInstance(err, McpError) && err.code === (ErrorCode.RequestTimeout as number)) {
         const total = /maximum total timeout/i.test(err.message);
         throw new Error(
           total

@@ -11,6 +11,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpServerConfig, McpServerStatus } from './types.js';
 import { describeError } from './errors.js';
+import { isInstance } from '../text/describe.js';
 import { orderProgressBeforeResponses } from './progress-order.js';
 
 export { orderProgressBeforeResponses };
@@ -66,7 +67,7 @@ export async function openClient(config: McpServerConfig, options: OpenOptions):
         info,
       );
     } catch (err) {
-      if (!(err instanceof StreamableHTTPError && LEGACY_SERVER_STATUSES.has(err.code ?? 0))) {
+      if (!(isInstance(err, StreamableHTTPError) && LEGACY_SERVER_STATUSES.has(err.code ?? 0))) {
         throw new Error(`Streamable HTTP at ${config.url} failed: ${describeError(err)}`, { cause: err });
       }
       // A legacy server: fall through to HTTP+SSE.

@@ -4,6 +4,7 @@
  * Must not decide what to do about it: each caller starts its own sentence and ends it with advice.
  */
 import { formatBytes } from '../text/format.js';
+import { describeThrown } from '../text/describe.js';
 
 /** Where the transfer was when it failed: `while <stage>` and the bytes read so far. */
 export interface TransferStage {
@@ -15,7 +16,7 @@ export interface TransferStage {
 export function networkFailure(err: unknown, url: URL, where?: TransferStage): string {
   const e = err as NodeJS.ErrnoException | undefined;
   const code = typeof e?.code === 'string' ? e.code : '';
-  const message = typeof e?.message === 'string' ? e.message : String(err);
+  const message = typeof e?.message === 'string' ? e.message : describeThrown(err);
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
     return `the host ${url.hostname} could not be resolved (${code}); check the spelling of the domain`;
   if (code === 'ECONNREFUSED') return `the connection to ${url.host} was refused; nothing is listening there`;

@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fixGeminiParallelToolResults } from './gemini.js';
+import { describeThrown } from '../text/describe.js';
 
 /** What each supported provider needs: its LangChain package, the variable(s) holding the key, the base-URL variable. */
 export interface ProviderInfo {
@@ -179,7 +180,7 @@ export async function loadChatModel(spec: string | undefined, deps: ModelLoaderD
     const { initChatModel } = await import('langchain');
     return await initChatModel(model, { modelProvider: provider, maxRetries });
   } catch (err) {
-    throw new ModelConfigError(`Could not create the model ${provider}:${model}: ${(err as Error).message}`);
+    throw new ModelConfigError(`Could not create the model ${provider}:${model}: ${describeThrown(err)}`);
   }
 }
 

@@ -11,6 +11,7 @@ import { WorkerPool } from '../platform/worker-pool.js';
 import { compilePolicy, type SsrfPolicy } from '../net/ssrf.js';
 import { HTTP_DEFAULT_TIMEOUT_SECONDS, renderBody, sendHttp, statusFailure } from '../net/http.js';
 import { scrubText, sentSecretForms, urlCredentials } from '../net/scrub.js';
+import { describeThrown } from '../text/describe.js';
 
 /**
  * Nodes (objects, arrays and values) a document may have once every $ref is replaced by its
@@ -72,7 +73,7 @@ export async function loadOpenApiDocument(
     } catch (err) {
       // No `cause`: it may carry the credentials this message scrubs.
       // eslint-disable-next-line preserve-caught-error
-      throw new Error(scrubText((err as Error).message, secrets));
+      throw new Error(scrubText(describeThrown(err), secrets));
     }
     return { doc: await resolve({ kind: 'object', doc: json }, scrubText(url.href, secrets), limits), base };
   }
@@ -83,7 +84,7 @@ export async function loadOpenApiDocument(
     doc = structuredClone(source);
   } catch (err) {
     throw new Error(
-      `The OpenAPI document ${name} holds a value that is not JSON (${(err as Error).message}). Pass plain JSON data, or a file.`,
+      `The OpenAPI document ${name} holds a value that is not JSON (${describeThrown(err)}). Pass plain JSON data, or a file.`,
       { cause: err },
     );
   }
@@ -106,7 +107,7 @@ async function resolve(
     outcome = await pool.run({ message: { ...job, maxNodes }, timeoutMs });
   } catch (err) {
     throw new Error(
-      `The OpenAPI document ${name} could not be read: its reader stopped (${(err as Error).message}), ` +
+      `The OpenAPI document ${name} could not be read: its reader stopped (${describeThrown(err)}), ` +
         `most likely past its ${heapMb} MB heap (OPENAPI_IMPORT_HEAP_MB). Import a smaller document.`,
       { cause: err },
     );

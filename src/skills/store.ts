@@ -19,6 +19,7 @@ import {
   type Skill,
   type SkillProblem,
 } from './types.js';
+import { describeThrown } from '../text/describe.js';
 
 /** The kind of store record skills are kept as (see src/store/namespace.ts). */
 const KIND = 'skills';
@@ -105,7 +106,7 @@ export async function storedSkills(scope: StoreScope): Promise<PlaceResult> {
     try {
       stored = scope.parsed(KIND, item, parseStored);
     } catch (err) {
-      out.problems.push({ file: `store:${item.key}`, severity: 'error', message: (err as Error).message });
+      out.problems.push({ file: `store:${item.key}`, severity: 'error', message: describeThrown(err) });
       continue;
     }
     const file = `store:${item.key}/${SKILL_FILE}`;

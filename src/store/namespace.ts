@@ -5,6 +5,7 @@
  * Must not read or write records (scope.ts does).
  */
 import type { NamespaceContext, StoreNamespace } from './types.js';
+import { describeThrown } from '../text/describe.js';
 
 /** The first label of every namespace the tools write (LangGraph reserves `langgraph`). */
 export const STORE_ROOT_LABEL = 'toolbelt';
@@ -80,7 +81,7 @@ export function resolveNamespace(
       labels = namespace(ctx);
     } catch (err) {
       throw new NamespaceError(
-        `The store namespace function threw: ${(err as Error).message}. Fix the namespace option of createRegistry.`,
+        `The store namespace function threw: ${describeThrown(err)}. Fix the namespace option of createRegistry.`,
       );
     }
   } else labels = namespace ?? fallback;

@@ -11,6 +11,7 @@ import { postgresClaim } from './postgres-claim.js';
 import { guardEngineErrors } from './scope.js';
 import type { StoreItem, StoreSearchOptions, ToolStore } from './types.js';
 import { redactSecrets, redactUrl } from './url.js';
+import { describeThrown } from '../text/describe.js';
 
 /** How long opening a connection to the store may take before the operation fails (ms). */
 export const STORE_CONNECT_TIMEOUT_MS = 5_000;
@@ -117,7 +118,7 @@ async function setupWithRetry(engine: PgStoreLike, url: string, label: string): 
       await engine.setup();
       return;
     } catch (err) {
-      const message = (err as Error).message ?? String(err);
+      const message = describeThrown(err);
       // Two processes creating the tables at once: one loses on a unique index; the tables exist then.
       const racing = /duplicate key|already exists|unique constraint/i.test(message);
       if (!racing || attempt >= SETUP_ATTEMPTS) {

@@ -12,6 +12,7 @@ import { kindNamespace, resolveNamespace, STATE_KINDS, type StateKind } from './
 import type { NamespaceContext, StoreBinding, StoreItem, ToolStore } from './types.js';
 import { postgresClaim } from './postgres-claim.js';
 import { redactSecrets } from './url.js';
+import { describeThrown, isInstance } from '../text/describe.js';
 
 /** Records read per page when a tool reads all records of one kind. */
 export const STORE_PAGE_SIZE = 500;
@@ -218,10 +219,8 @@ export class StoreScope {
   }
 
   private failure(what: string, err: unknown): Error {
-    if (err instanceof MalformedRecordError) return err;
-    const reason = redactSecrets(err instanceof Error ? err.message || err.name : String(err))
-      .replace(/\s+/g, ' ')
-      .trim();
+    if (isInstance(err, MalformedRecordError)) return err;
+    const reason = redactSecrets(describeThrown(err)).replace(/\s+/g, ' ').trim();
     return new Error(
       `${capitalise(this.label)} failed while ${what} (${reason || 'no reason given'}), so the call did not complete. ` +
         'Try again once the store is reachable.',

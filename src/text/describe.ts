@@ -60,3 +60,12 @@ function attempt<T>(fn: () => T): T | undefined {
     return undefined;
   }
 }
+
+/** `value instanceof cls`, false instead of a throw for a proxy whose getPrototypeOf trap throws. */
+export function isInstance<T>(value: unknown, cls: abstract new (...args: never[]) => T): value is T {
+  try {
+    return value instanceof cls;
+  } catch {
+    return false;
+  }
+}

@@ -14,6 +14,7 @@ import { MalformedRecordError, storeScope, type ScopeContext, type StoreScope } 
 import type { StoreItem } from '../../store/types.js';
 import { decodeRecord, encodeRecord, type NewChange, type UndoEffect, type UndoRecord } from './undo-record.js';
 import { MAX_UNDO_BYTES, stateBytes } from './undo-state.js';
+import { describeThrown } from '../../text/describe.js';
 
 /** Changes a registry remembers for undo; the oldest is forgotten past it. */
 export const MAX_UNDO_RECORDS = 100;
@@ -157,7 +158,7 @@ async function saveRecord(scope: StoreScope, rec: UndoRecord): Promise<string | 
     savedRecords.add(rec);
   } catch (err) {
     return (
-      `The change was made, but its undo record could not be saved in the state store (${(err as Error).message}); ` +
+      `The change was made, but its undo record could not be saved in the state store (${describeThrown(err)}); ` +
       'it can be undone from this process only.'
     );
   }

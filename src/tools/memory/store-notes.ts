@@ -11,6 +11,7 @@ import type { Tool } from '../../authoring/tool.js';
 import type { StoreScope } from '../../store/scope.js';
 import type { StoreItem } from '../../store/types.js';
 import { MAX_MEMORY_FILE_BYTES, MAX_MEMORY_LIST_ENTRIES, assertNoteSize, parseSummary, withSummary } from './store.js';
+import { describeThrown } from '../../text/describe.js';
 
 /** Change records one note may have in a store; memory_write starts the note afresh (one record). */
 export const MAX_MEMORY_NOTE_RECORDS = 2_000;
@@ -49,7 +50,7 @@ export class StoreNotes {
           text = fold(byNote.get(p)!.map((item) => this.scope.parsed('memory', item, (v) => parseRecord(item, v))));
         } catch (err) {
           // One broken record spoils its own note only: the list still shows every other note.
-          return { path: p, summary: `(unreadable: ${(err as Error).message})`, size: 0 };
+          return { path: p, summary: `(unreadable: ${describeThrown(err)})`, size: 0 };
         }
         return { path: p, summary: parseSummary(text), size: Buffer.byteLength(text) };
       });
