@@ -147,6 +147,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     if (options.keep) print(`(workspace kept at ${workspace})`);
     return { workspace, mode, toolCalls, finalAnswer, updates };
   } finally {
+    // The edit of greet.ts started a TypeScript server (docs/lsp.md): it ends with the registry.
+    await registry.dispose();
     if (!options.keep) await rm(workspace, { recursive: true, force: true });
   }
 }
