@@ -10,7 +10,7 @@ import { assertUrlAllowed, type CompiledPolicy } from './ssrf.js';
 import { renderBody, sendHttp, statusFailure, type HttpExchangeRequest, type HttpExchangeResponse } from './http.js';
 import { hostMatches } from './redirects.js';
 import { ResponseCache } from './response-cache.js';
-import { describeThrown } from '../text/describe.js';
+import { errorMessage } from '../text/describe.js';
 
 /** What an API tool's result reports besides its text. */
 export interface ApiCallMetadata extends Tool.Metadata {
@@ -127,6 +127,6 @@ export async function callApi(options: ApiCallOptions): Promise<Tool.Result<ApiC
   } catch (err) {
     // No `cause`: the original error may carry the secrets this message scrubs.
     // eslint-disable-next-line preserve-caught-error
-    throw new Error(scrub(describeThrown(err)));
+    throw new Error(scrub(errorMessage(err)));
   }
 }

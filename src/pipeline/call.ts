@@ -31,7 +31,7 @@ import type {
 } from './types.js';
 import { errorText } from './errors.js';
 import type { CallSpan, Telemetry } from './telemetry.js';
-import { describeThrown } from '../text/describe.js';
+import { errorMessage } from '../text/describe.js';
 
 /** What the registry hands the pipeline: its shared limits and sinks. */
 export interface CallEnvironment {
@@ -501,13 +501,13 @@ class Call {
         ctx: this.req.ctx,
       });
     } catch (err) {
-      return this.fail(describeThrown(err));
+      return this.fail(errorMessage(err));
     }
     // A store keeps the record: the call answers once it is written (or fails with the store's sentence).
     if (record instanceof Promise)
       return record.then(
         (r) => this.pended(r),
-        (err: unknown) => this.fail(describeThrown(err)),
+        (err: unknown) => this.fail(errorMessage(err)),
       );
     return this.pended(record);
   }

@@ -11,7 +11,7 @@ import { WorkerPool } from '../platform/worker-pool.js';
 import { compilePolicy, type SsrfPolicy } from '../net/ssrf.js';
 import { HTTP_DEFAULT_TIMEOUT_SECONDS, renderBody, sendHttp, statusFailure } from '../net/http.js';
 import { scrubText, sentSecretForms, urlCredentials } from '../net/scrub.js';
-import { describeThrown } from '../text/describe.js';
+import { describeThrown, errorMessage } from '../text/describe.js';
 
 /**
  * Nodes (objects, arrays and values) a document may have once every $ref is replaced by its
@@ -73,7 +73,7 @@ export async function loadOpenApiDocument(
     } catch (err) {
       // No `cause`: it may carry the credentials this message scrubs.
       // eslint-disable-next-line preserve-caught-error
-      throw new Error(scrubText(describeThrown(err), secrets));
+      throw new Error(scrubText(errorMessage(err), secrets));
     }
     return { doc: await resolve({ kind: 'object', doc: json }, scrubText(url.href, secrets), limits), base };
   }

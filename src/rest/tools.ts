@@ -15,7 +15,7 @@ import { callApi, type ApiCallMetadata } from '../net/api-call.js';
 import { responseCacheOf } from '../net/response-cache.js';
 import { scrubText, secretForms } from '../net/scrub.js';
 import { argText, expandEnv, expandEnvInBody, fill, fillBody, paramsIn, paramsInBody } from './template.js';
-import { describeThrown } from '../text/describe.js';
+import { errorMessage } from '../text/describe.js';
 
 /** Prefix of a configured REST tool's id (`rest__getWeather`). */
 export const REST_NAME_PREFIX = 'rest__';
@@ -163,7 +163,7 @@ export function restTool(config: RestToolConfig, options: RegisterRestOptions = 
           } catch (err) {
             // No `cause`: the original error may quote the secrets this message scrubs.
             // eslint-disable-next-line preserve-caught-error
-            throw new Error(scrub(describeThrown(err)));
+            throw new Error(scrub(errorMessage(err)));
           }
           if (queue.running > 0 || queue.queued > 0)
             ctx.metadata({

@@ -69,3 +69,17 @@ export function isInstance<T>(value: unknown, cls: abstract new (...args: never[
     return false;
   }
 }
+
+/**
+ * The message of an error our own code (or Node) threw, whole: such messages are sentences written
+ * to be read, and their callers cut them where they must (output caps, scrubbing). Anything else
+ * (a foreign or hostile value, an error whose getters throw) goes through `describeThrown`.
+ */
+export function errorMessage(value: unknown): string {
+  try {
+    if (value instanceof Error && typeof value.message === 'string' && value.message) return value.message;
+  } catch {
+    // a proxy whose traps throw: described below
+  }
+  return describeThrown(value);
+}

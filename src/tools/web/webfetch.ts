@@ -26,7 +26,7 @@ import { BlockedAddressError, policyFromInitContext, type CompiledPolicy } from 
 import { followRedirects, RedirectFailure } from '../../net/redirects.js';
 import { cutScrubbed, scrubText, sentSecretForms, urlCredentials } from '../../net/scrub.js';
 import { networkFailure } from '../../net/network-error.js';
-import { describeThrown } from '../../text/describe.js';
+import { errorMessage } from '../../text/describe.js';
 
 /** Largest body accepted, checked on Content-Length and on the (decompressed) bytes read. */
 export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
@@ -175,7 +175,7 @@ export const WebfetchTool = Tool.define(
         } catch (err) {
           // No `cause`: the original error still carries the URL's credentials this message scrubs.
           // eslint-disable-next-line preserve-caught-error
-          throw new Error(scrubText(describeThrown(err), secrets));
+          throw new Error(scrubText(errorMessage(err), secrets));
         }
       },
     };
