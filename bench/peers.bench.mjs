@@ -148,8 +148,14 @@ try {
 
   // The loop guard is off: a benchmark repeats identical calls on purpose.
   const registry = registerBuiltinTools(createRegistry({ loopGuard: false, truncate: { outputDir } }));
-  const oursTools = await registry.tools({ ids: ['read', 'edit', 'grep', 'glob'], initCtx: { workspaceRoot: root } });
-  const oursJsTools = await registry.tools({ ids: ['grep'], initCtx: { workspaceRoot: root, grepBackend: 'js' } });
+  const oursTools = await registry.tools({
+    ids: ['read', 'edit', 'grep', 'glob'],
+    initCtx: { workspaceRoot: root, searchIgnored: true },
+  });
+  const oursJsTools = await registry.tools({
+    ids: ['grep'],
+    initCtx: { workspaceRoot: root, grepBackend: 'js', searchIgnored: true },
+  });
   const ours = Object.fromEntries(oursTools.map((t) => [t.name, t]));
   /** Our tool's result: the model's text and the Tool.Result riding on the artifact. */
   async function callOurs(name, args, tools = ours) {
