@@ -438,10 +438,12 @@ try {
   // FilesystemBackend (virtual mode) over the workspace above: ours through initCtx.backend.
   const fsBackend = new FilesystemBackend({ rootDir: root, virtualMode: true });
   const oursOnFs = Object.fromEntries(
-    (await registry.tools({ ids: ['read', 'edit', 'grep', 'glob'], initCtx: { backend: fsBackend } })).map((t) => [
-      t.name,
-      t,
-    ]),
+    (
+      await registry.tools({
+        ids: ['read', 'edit', 'grep', 'glob'],
+        initCtx: { backend: fsBackend, searchIgnored: true },
+      })
+    ).map((t) => [t.name, t]),
   );
   rows.push(
     await measure('FilesystemBackend: grep a literal in the tree (the backend greps, both sides)', rounds(15), [
@@ -548,12 +550,15 @@ try {
   });
   const saver = new MemorySaver();
   const stateBackend = new StateBackend();
-  const oursState = await registry.tools({ ids: ['read', 'edit', 'grep', 'glob'], initCtx: { backend: stateBackend } });
+  const oursState = await registry.tools({
+    ids: ['read', 'edit', 'grep', 'glob'],
+    initCtx: { backend: stateBackend, searchIgnored: true },
+  });
   // The same tools with `artifact: 'minimal'`: the ToolMessages carry no artifact where the text
   // says it all, so the thread's checkpoints hold what deepagents' messages hold (see the sizes printed below).
   const oursStateMinimal = await registry.tools({
     ids: ['read', 'edit', 'grep', 'glob'],
-    initCtx: { backend: stateBackend },
+    initCtx: { backend: stateBackend, searchIgnored: true },
     artifact: 'minimal',
   });
   const daState = createFilesystemMiddleware({ backend: stateBackend }).tools.filter((t) =>
